@@ -1,0 +1,17 @@
+import { Command } from 'commander';
+import { isNotifyError } from '../errors.ts';
+import { registerMigrate } from './commands/migrate.ts';
+
+/** `notify <command>`: one file per command under cli/commands/, each adds itself to the program. */
+const program = new Command('notify')
+  .description('Email campaigns and drip sequences with tracking, unsubscribe and suppression')
+  .option('-c, --config <file>', 'config file (default: notify.config.json or notify.config.js in this folder)')
+  .showHelpAfterError();
+
+for (const register of [registerMigrate]) register(program);
+
+program.parseAsync(process.argv).catch((err) => {
+  if (isNotifyError(err)) console.error(`notify: ${err.message} [${err.code}]`);
+  else console.error('notify:', err);
+  process.exitCode = 1;
+});

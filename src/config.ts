@@ -1,0 +1,177 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { NotifyError } from './errors.ts';
+
+const int = (min: number) => z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number').min(min, `must be at least ${min}`);
+const bool = z.preprocess((v) => {
+  if (typeof v !== 'string') return v;
+  const s = v.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(s)) return true;
+  if (['false', '0', 'no', 'off', ''].includes(s)) return false;
+  return v;
+}, z.boolean({ invalid_type_error: 'must be true or false' }));
+const list = z.preprocess(
+  (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
+  z.array(z.string()),
+);
+const url = (what: string) =>
+  z.string().refine((v) => v === '' || /^https?:\/\/[^\s/]+/i.test(v), `must be an http(s) URL for ${what}`).transform((v) => v.replace(/\/+$/, ''));
+
+const databaseUrl = z.string().refine((v) => /^sqlite:.+/.test(v) || /^postgres(ql)?:\/\/[^\s]+$/.test(v), {
+  message: "must be 'sqlite:<path>' or 'postgres://user@host:port/db'",
+});
+const mailerSpec = z.union([
+  z.string().refine((v) => v === 'log' || v === 'ses' || /^outbox:.+/.test(v) || /^smtps?:\/\/[^\s]+$/.test(v), {
+    message: "must be 'smtp://...', 'smtps://...', 'ses', 'outbox:<dir>', 'log' or a Mailer object",
+  }),
+  z.custom<object>((v) => typeof v === 'object' && v !== null && typeof (v as { send?: unknown }).send === 'function', 'must be a Mailer object with send()'),
+]);
+export const BUILTIN_WEBHOOK_DRIVERS = ['ses', 'postmark', 'sendgrid', 'mailgun'] as const;
+const webhookDriverSpec = z.union([
+  z.string().refine((v) => v === '' || (BUILTIN_WEBHOOK_DRIVERS as readonly string[]).includes(v) || /^[^#\s]+#[A-Za-z_$][\w$]*$/.test(v), {
+    message: `must be empty, one of ${BUILTIN_WEBHOOK_DRIVERS.join(', ')}, or '<module>#<ExportName>'`,
+  }),
+  z.custom<object>((v) => typeof v === 'object' && v !== null && typeof (v as { verifySignature?: unknown }).verifySignature === 'function', 'must be a WebhookDriverInterface'),
+]);
+const rateLimitStore = z.string().refine((v) => v === 'memory' || v === 'database' || /^rediss?:\/\/[^\s]+$/.test(v), {
+  message: "must be 'memory', 'database' or 'redis://...'",
+});
+
+/** Every option, its type and its default. Spec part 8 first, then DESIGN.md section 3. */
+export const configSchema = z
+  .object({
+    fromName: z.string().default(''),
+    fromEmail: z.string().default(''),
+    defaultLayout: z.string().default('notify/layouts/default'),
+    trackingHost: url('trackingHost').default(''),
+    batchSize: int(1).default(200),
+    retryDelayMinutes: int(0).default(5),
+    maxRetries: int(1).default(3),
+    staleLockMinutes: int(1).default(30),
+    throttleMs: int(0).default(0),
+    markdownPath: z.string().default(''),
+    testMode: bool.default(false),
+    captureRateLimit: int(0).default(10),
+    honeypot: bool.default(true),
+    trackIpAddress: bool.default(false),
+    webhookDriver: webhookDriverSpec.default(''),
+    baseUrl: url('baseUrl').default('http://localhost:3000'),
+    database: databaseUrl.default('sqlite:./notify.db'),
+    mailer: mailerSpec.default('outbox:./outbox'),
+    viewsPath: z.string().default('./views'),
+    rateLimitStore: rateLimitStore.default('memory'),
+    trustProxy: bool.default(false),
+    snsTopicArns: list.default([]),
+    unsubscribeConfirm: bool.default(false),
+    adminToken: z.string().default(''),
+    doubleOptIn: bool.default(false),
+    secret: z.string().default(''),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .strict();
+
+export type Config = Readonly<z.infer<typeof configSchema>>;
+export type ConfigInput = z.input<typeof configSchema>;
+export type OptionName = keyof Config;
+export const OPTION_NAMES = Object.keys(configSchema.shape) as OptionName[];
+
+/** `batchSize` -> `NOTIFY_BATCH_SIZE` */
+export function envName(option: string): string {
+  return `NOTIFY_${option.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`;
+}
+
+export interface LoadConfigOptions {
+  /** Path of a config file; false skips files; default: notify.config.json or .js in cwd if present. */
+  configFile?: string | false;
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+}
+
+type Source = string;
+
+export async function loadConfig(overrides: Partial<ConfigInput> = {}, opts: LoadConfigOptions = {}): Promise<Config> {
+  const cwd = opts.cwd ?? process.cwd();
+  const merged: Record<string, unknown> = {};
+  const sourceOf: Record<string, Source> = {};
+  const apply = (values: Record<string, unknown>, source: Source) => {
+    for (const [key, value] of Object.entries(values)) {
+      if (value === undefined) continue;
+      if (!OPTION_NAMES.includes(key as OptionName)) {
+        throw new NotifyError('CONFIG_INVALID', `Unknown option '${key}' (from ${source})`, { option: key, source });
+      }
+      merged[key] = value;
+      sourceOf[key] = source;
+    }
+  };
+
+  const file = await readConfigFile(opts.configFile, cwd);
+  if (file) apply(file.values, file.source);
+  apply(readEnv(opts.env ?? process.env), 'environment');
+  for (const [key, value] of Object.entries(readEnvSources(opts.env ?? process.env))) sourceOf[key] = value;
+  apply(overrides as Record<string, unknown>, 'createNotify() options');
+
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const option = String(issue.path[0] ?? '');
+    const source = sourceOf[option] ?? 'defaults';
+    const shown = typeof merged[option] === 'object' ? '' : ` (got ${JSON.stringify(merged[option])})`;
+    throw new NotifyError('CONFIG_INVALID', `Option '${option}' from ${source} ${issue.message}${shown}`, { option, source });
+  }
+  return Object.freeze({ ...parsed.data, snsTopicArns: Object.freeze([...parsed.data.snsTopicArns]) as string[] });
+}
+
+async function readConfigFile(configFile: string | false | undefined, cwd: string) {
+  if (configFile === false) return undefined;
+  const candidates = configFile ? [resolve(cwd, configFile)] : [resolve(cwd, 'notify.config.json'), resolve(cwd, 'notify.config.js')];
+  const path = candidates.find((p) => existsSync(p));
+  if (!path) {
+    if (configFile) throw new NotifyError('CONFIG_FILE', `Config file ${configFile} does not exist`, { path: configFile });
+    return undefined;
+  }
+  const source = `config file ${path}`;
+  try {
+    const values = path.endsWith('.json')
+      ? JSON.parse(readFileSync(path, 'utf8'))
+      : ((await import(pathToFileURL(path).href)) as { default?: unknown }).default;
+    if (typeof values !== 'object' || values === null || Array.isArray(values)) {
+      throw new Error('it must hold an object of options');
+    }
+    return { values: values as Record<string, unknown>, source };
+  } catch (err) {
+    throw new NotifyError('CONFIG_FILE', `Could not read ${source}: ${(err as Error).message}`, { path }, { cause: err });
+  }
+}
+
+/** `notify.<option>` wins over `NOTIFY_<OPTION>` when both are set. Unknown `notify.x` is an error (a typo). */
+function readEnv(env: Record<string, string | undefined>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const option of OPTION_NAMES) {
+    const snake = env[envName(option)];
+    if (snake !== undefined) out[option] = snake;
+    const dotted = env[`notify.${option}`];
+    if (dotted !== undefined) out[option] = dotted;
+  }
+  for (const key of Object.keys(env)) {
+    if (key.startsWith('notify.') && !OPTION_NAMES.includes(key.slice(7) as OptionName)) {
+      throw new NotifyError('CONFIG_INVALID', `Unknown option '${key.slice(7)}' (from environment variable ${key})`, { option: key.slice(7), source: key });
+    }
+  }
+  return out;
+}
+
+function readEnvSources(env: Record<string, string | undefined>): Record<string, Source> {
+  const out: Record<string, Source> = {};
+  for (const option of OPTION_NAMES) {
+    if (env[envName(option)] !== undefined) out[option] = `environment variable ${envName(option)}`;
+    if (env[`notify.${option}`] !== undefined) out[option] = `environment variable notify.${option}`;
+  }
+  return out;
+}
+
+/** The tracking host: trackingHost, or baseUrl when empty (spec part 2, rule 1). */
+export function trackingHost(config: Config): string {
+  return config.trackingHost || config.baseUrl;
+}

@@ -1,0 +1,75 @@
+/** Public record shapes. Field names follow the spec (snake_case), timestamps are Date. */
+
+export const CONTACT_STATUSES = ['subscribed', 'pending', 'unsubscribed', 'bounced', 'complained'] as const;
+export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+/** Statuses that make a contact suppressed (spec part 2). */
+export const SUPPRESSED_STATUSES: readonly ContactStatus[] = ['unsubscribed', 'bounced', 'complained'];
+
+export function isSuppressedStatus(status: string): boolean {
+  return (SUPPRESSED_STATUSES as readonly string[]).includes(status);
+}
+
+export interface Contact {
+  id: number;
+  email: string;
+  name: string | null;
+  status: ContactStatus;
+  unsubscribe_token: string;
+  attributes: Record<string, unknown>;
+  lists: string[];
+  consent_at: Date | null;
+  consent_source: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ContactInput {
+  email: string;
+  name?: string | null;
+  lists?: string[];
+  attributes?: Record<string, unknown>;
+  /** Only an explicit API call may set a status; a capture post never lifts a suppression. */
+  status?: ContactStatus;
+}
+
+export const SEND_STATUSES = ['queued', 'sending', 'sent', 'failed', 'suppressed'] as const;
+export type SendStatus = (typeof SEND_STATUSES)[number];
+
+export interface SendRecord {
+  id: number;
+  token: string;
+  status: SendStatus;
+  campaign_id: number | null;
+  contact_id: number | null;
+  enrollment_id: number | null;
+  to_email: string;
+  subject: string;
+  error: string | null;
+  message_id: string | null;
+  created_at: Date;
+  sent_at: Date | null;
+  opened_at: Date | null;
+  clicked_at: Date | null;
+}
+
+export const ENROLLMENT_STATUSES = ['active', 'processing', 'completed', 'failed', 'cancelled'] as const;
+export type EnrollmentStatus = (typeof ENROLLMENT_STATUSES)[number];
+
+export interface Enrollment {
+  id: number;
+  sequence_id: number;
+  contact_id: number;
+  status: EnrollmentStatus;
+  step_index: number;
+  next_send_at: Date | null;
+  attempts: number;
+  last_error: string | null;
+}
+
+export interface CampaignStats {
+  total: number;
+  sent: number;
+  failed: number;
+  opened: number;
+  clicked: number;
+}

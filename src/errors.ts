@@ -1,0 +1,44 @@
+/** Every error the library raises on purpose carries one of these codes. */
+export const ErrorCodes = {
+  CONFIG_INVALID: 'Configuration value is invalid',
+  CONFIG_FILE: 'Configuration file could not be read',
+  NOT_IMPLEMENTED: 'Not implemented yet',
+  NOT_FOUND: 'Record not found',
+  INVALID_INPUT: 'Input is invalid',
+  INVALID_EMAIL: 'Email address is invalid',
+  HEADER_INJECTION: 'Header value contains CR or LF',
+  MISSING_SENDER: 'No from address configured',
+  TEMPLATE_ERROR: 'Template could not be rendered',
+  PATH_ESCAPE: 'Path escapes its base directory',
+  SUPPRESSED: 'Contact is suppressed',
+  DUPLICATE: 'Record already exists',
+  MAILER_FAILED: 'Mailer failed',
+  STORE_UNAVAILABLE: 'Database is unavailable',
+  WEBHOOK_DRIVER: 'Webhook driver problem',
+  WEBHOOK_SIGNATURE: 'Webhook signature check failed',
+  RATE_LIMITED: 'Too many requests',
+  UNAUTHORIZED: 'Not authorised',
+  CLOSED: 'Notify instance is closed',
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+export class NotifyError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message?: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
+    super(message ?? ErrorCodes[code], options);
+    this.name = 'NotifyError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isNotifyError(err: unknown, code?: ErrorCode): err is NotifyError {
+  return err instanceof NotifyError && (code === undefined || err.code === code);
+}
+
+export function notImplemented(what: string): never {
+  throw new NotifyError('NOT_IMPLEMENTED', `${what} is not implemented yet`);
+}

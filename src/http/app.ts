@@ -1,0 +1,25 @@
+import { Hono } from 'hono';
+import type { Context } from '../context.ts';
+
+/**
+ * The /notify controller. Each endpoint lives in its own file under http/ and registers itself
+ * here; the app never knows SQL, and the domain never knows status codes.
+ */
+export type NotifyApp = Hono;
+
+export interface HttpParts {
+  ctx: Context;
+}
+
+export type RouteModule = (app: Hono, parts: HttpParts) => void;
+
+export function createApp(parts: HttpParts, routes: RouteModule[]): NotifyApp {
+  const app = new Hono();
+  for (const register of routes) register(app, parts);
+  app.notFound((c) => c.text('Not found', 404));
+  app.onError((err, c) => {
+    parts.ctx.log.error({ err, path: c.req.path }, 'request failed');
+    return c.text('Internal error', 500);
+  });
+  return app;
+}

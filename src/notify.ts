@@ -1,0 +1,119 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
+import pino, { type Logger } from 'pino';
+import { type Config, type ConfigInput, type LoadConfigOptions, loadConfig } from './config.ts';
+import type { Context } from './context.ts';
+import { type Clock, systemClock } from './core/clock.ts';
+import { createContactsService } from './core/contacts.ts';
+import { createEvents, type NotifyEventMap, type NotifyEventName } from './core/events.ts';
+import { newToken } from './core/tokens.ts';
+import type { CampaignStats, Contact, ContactInput } from './core/types.ts';
+import { NotifyError, notImplemented } from './errors.ts';
+import { createApp, type RouteModule } from './http/app.ts';
+import { createStore } from './store/index.ts';
+
+export interface CreateNotifyOptions extends Partial<ConfigInput>, LoadConfigOptions {
+  /** time source; tests pass manualClock() */
+  clock?: Clock;
+  /** used for webhook certificate fetches and subscription confirmations */
+  fetch?: typeof fetch;
+  logger?: Logger;
+  /** run migrations on start (default true) */
+  migrate?: boolean;
+}
+
+export interface Notify {
+  readonly config: Config;
+  readonly contacts: {
+    upsert(input: ContactInput): Promise<Contact>;
+    get(idOrEmail: number | string): Promise<Contact | undefined>;
+    erase(idOrEmail: number | string): Promise<boolean>;
+  };
+  readonly campaigns: {
+    create(input: Record<string, unknown>): Promise<unknown>;
+    send(campaignId: number): Promise<unknown>;
+    getCampaignStats(campaignId: number): Promise<CampaignStats>;
+  };
+  readonly drips: {
+    createSequence(input: Record<string, unknown>): Promise<unknown>;
+    enroll(input: Record<string, unknown>): Promise<unknown>;
+    process(): Promise<unknown>;
+  };
+  send(input: Record<string, unknown>): Promise<unknown>;
+  /** the /notify/* controller as a web-standard handler */
+  fetch(request: Request): Promise<Response>;
+  /** the same controller for node:http */
+  readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
+  on<E extends NotifyEventName>(event: E, fn: (payload: NotifyEventMap[E]) => void | Promise<void>): () => void;
+  /** internals for the CLI and tests */
+  readonly context: Context;
+  close(): Promise<void>;
+}
+
+const ROUTES: RouteModule[] = [];
+
+export async function createNotify(options: CreateNotifyOptions = {}): Promise<Notify> {
+  const { clock, fetch: fetchImpl, logger, migrate, configFile, env, cwd, ...overrides } = options;
+  const config = await loadConfig(overrides, { configFile, env, cwd });
+  const log = logger ?? pino({ level: config.logLevel, name: 'notify' });
+  const store = createStore(config.database);
+  try {
+    if (migrate !== false) await store.migrate();
+    const secret = config.secret || (await store.meta.getOrSet('secret', newToken() + newToken()));
+    const ctx: Context = {
+      config,
+      store,
+      events: createEvents((err, event) => log.error({ err, event }, 'event listener failed')),
+      clock: clock ?? systemClock,
+      log,
+      secret,
+      fetch: fetchImpl ?? globalThis.fetch,
+    };
+    return assemble(ctx);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
+
+function assemble(ctx: Context): Notify {
+  const contacts = createContactsService(ctx);
+  const app = createApp({ ctx }, ROUTES);
+  const handle = (request: Request) => Promise.resolve(app.fetch(request));
+  let closed = false;
+  /** every API member refuses work once close() has run */
+  const open =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      if (closed) throw new NotifyError('CLOSED');
+      return fn(...args);
+    };
+  return {
+    config: ctx.config,
+    contacts: {
+      upsert: open(contacts.upsert),
+      get: open(contacts.get),
+      erase: open(contacts.erase),
+    },
+    campaigns: {
+      create: async () => notImplemented('campaigns.create'),
+      send: async () => notImplemented('campaigns.send'),
+      getCampaignStats: async () => notImplemented('campaigns.getCampaignStats'),
+    },
+    drips: {
+      createSequence: async () => notImplemented('drips.createSequence'),
+      enroll: async () => notImplemented('drips.enroll'),
+      process: async () => notImplemented('drips.process'),
+    },
+    send: async () => notImplemented('send'),
+    fetch: handle,
+    listener: getRequestListener(handle),
+    on: (event, fn) => ctx.events.on(event, fn),
+    context: ctx,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await ctx.store.close();
+    },
+  };
+}

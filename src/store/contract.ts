@@ -1,0 +1,26 @@
+import type { Kysely } from 'kysely';
+import type { DialectKind, StoreDialect } from './dialect.ts';
+import type { MigrateResult } from './migrations/index.ts';
+import type { ContactsRepo } from './repos/contacts.ts';
+import type { EnrollmentsRepo } from './repos/enrollments.ts';
+import type { EventsRepo } from './repos/events.ts';
+import type { MetaRepo } from './repos/meta.ts';
+import type { Database } from './schema.ts';
+
+/**
+ * The storage contract the domain talks to. One repository per aggregate, each in store/repos/
+ * beside its interface. The SQL lives only below store/; the dialect (sqlite/, postgres/) holds
+ * what differs between engines.
+ */
+export interface Store {
+  readonly kind: DialectKind;
+  /** for repositories and the dialect only; the domain uses the repositories */
+  readonly db: Kysely<Database>;
+  readonly dialect: StoreDialect;
+  readonly contacts: ContactsRepo;
+  readonly enrollments: EnrollmentsRepo;
+  readonly events: EventsRepo;
+  readonly meta: MetaRepo;
+  migrate(): Promise<MigrateResult>;
+  close(): Promise<void>;
+}

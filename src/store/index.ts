@@ -1,0 +1,42 @@
+import { NotifyError } from '../errors.ts';
+import type { Store } from './contract.ts';
+import type { StoreDialect } from './dialect.ts';
+import { migrateToLatest } from './migrations/index.ts';
+import { createPostgresDialect } from './postgres/index.ts';
+import { createContactsRepo } from './repos/contacts.ts';
+import { createEnrollmentsRepo } from './repos/enrollments.ts';
+import { createEventsRepo } from './repos/events.ts';
+import { createMetaRepo } from './repos/meta.ts';
+import { createSqliteDialect } from './sqlite/index.ts';
+
+export type { Store } from './contract.ts';
+
+export function createDialect(url: string): StoreDialect {
+  if (url.startsWith('sqlite:')) return createSqliteDialect(url);
+  if (/^postgres(ql)?:\/\//.test(url)) return createPostgresDialect(url);
+  throw new NotifyError('CONFIG_INVALID', `Option 'database' must be 'sqlite:<path>' or 'postgres://...' (got ${JSON.stringify(url)})`, { option: 'database' });
+}
+
+export function createStore(url: string): Store {
+  const dialect = createDialect(url);
+  const { db } = dialect;
+  return {
+    kind: dialect.kind,
+    db,
+    dialect,
+    contacts: createContactsRepo(db),
+    enrollments: createEnrollmentsRepo(db),
+    events: createEventsRepo(db),
+    meta: createMetaRepo(db),
+    async migrate() {
+      try {
+        await dialect.prepare();
+        return await migrateToLatest(db, dialect.kind);
+      } catch (err) {
+        if (err instanceof NotifyError) throw err;
+        throw new NotifyError('STORE_UNAVAILABLE', `Could not migrate ${dialect.kind} database: ${(err as Error).message}`, {}, { cause: err });
+      }
+    },
+    close: () => dialect.close(),
+  };
+}

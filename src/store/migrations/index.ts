@@ -1,0 +1,59 @@
+import { type ColumnDataType, type ColumnDefinitionBuilder, type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { NotifyError } from '../../errors.ts';
+import type { DialectKind } from '../dialect.ts';
+import * as m001 from './001_initial.ts';
+
+/** What a migration needs to know to write one definition for both engines. */
+export interface MigrationContext {
+  kind: DialectKind;
+  /** type of a primary key id column */
+  id: ColumnDataType;
+  /** modifier that makes the id column an auto-incrementing primary key */
+  pk: (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
+  /** type of a column referencing an id */
+  ref: ColumnDataType;
+  /** epoch milliseconds */
+  ts: ColumnDataType;
+  json: ColumnDataType;
+  bool: ColumnDataType;
+}
+
+type MigrationModule = { up: (db: Kysely<any>, ctx: MigrationContext) => Promise<void> };
+
+/** Ordered list; add new files here. Names sort, so keep the numeric prefix. */
+const MIGRATIONS: Record<string, MigrationModule> = {
+  '001_initial': m001,
+};
+
+export function migrationContext(kind: DialectKind): MigrationContext {
+  return kind === 'postgres'
+    ? { kind, id: 'bigserial', pk: (c) => c.primaryKey(), ref: 'bigint', ts: 'bigint', json: 'jsonb', bool: 'smallint' }
+    : { kind, id: 'integer', pk: (c) => c.primaryKey().autoIncrement(), ref: 'integer', ts: 'integer', json: 'text', bool: 'integer' };
+}
+
+export interface MigrateResult {
+  applied: string[];
+}
+
+export async function migrateToLatest(db: Kysely<any>, kind: DialectKind): Promise<MigrateResult> {
+  const ctx = migrationContext(kind);
+  const provider: MigrationProvider = {
+    async getMigrations() {
+      const out: Record<string, Migration> = {};
+      for (const [name, mod] of Object.entries(MIGRATIONS)) out[name] = { up: (d) => mod.up(d, ctx) };
+      return out;
+    },
+  };
+  const migrator = new Migrator({
+    db,
+    provider,
+    migrationTableName: 'notify_migrations',
+    migrationLockTableName: 'notify_migrations_lock',
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    throw new NotifyError('STORE_UNAVAILABLE', `Migration ${failed ?? ''} failed: ${(error as Error).message}`, { migration: failed }, { cause: error });
+  }
+  return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+}

@@ -1,0 +1,60 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { StoreDialect } from '../dialect.ts';
+import type { Database } from '../schema.ts';
+
+// ids and epoch-ms timestamps are bigint; they stay well inside Number's safe range.
+const INT8_OID = 20;
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID) return (v: string) => (v === null ? null : Number(v));
+    return (pg.types.getTypeParser as (o: number, f?: string) => unknown)(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+
+/**
+ * `postgres://user@host:port/db`, optionally `?schema=name` to keep notify's tables in their own
+ * schema (created when missing). `?max=N` sets the pool size (default 10).
+ */
+export function createPostgresDialect(url: string): StoreDialect {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema');
+  const max = Number(parsed.searchParams.get('max') ?? 10);
+  parsed.searchParams.delete('schema');
+  parsed.searchParams.delete('max');
+  if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name '${schema}'`);
+  const pool = new pg.Pool({
+    connectionString: parsed.toString(),
+    max,
+    types,
+    connectionTimeoutMillis: 10_000,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  // An idle client that loses its server must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  let closed = false;
+  return {
+    kind: 'postgres',
+    db,
+    async prepare() {
+      if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+    },
+    isUniqueViolation: (err) => (err as { code?: string })?.code === '23505',
+    isConnectionError: (err) => {
+      const e = err as { code?: string; message?: string };
+      return CONNECTION_CODES.has(String(e?.code)) || /Connection terminated|timeout exceeded when trying to connect/i.test(String(e?.message));
+    },
+    async destroyData() {
+      if (schema) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db);
+      await this.close();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}

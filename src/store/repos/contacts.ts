@@ -1,0 +1,161 @@
+import type { Kysely, Selectable } from 'kysely';
+import { hashToken } from '../../core/tokens.ts';
+import type { Contact, ContactStatus } from '../../core/types.ts';
+import { parseJson, toDate } from '../rows.ts';
+import type { ContactsTable, Database } from '../schema.ts';
+
+export interface ContactWrite {
+  email: string;
+  email_key: string;
+  name?: string | null;
+  attributes?: Record<string, unknown>;
+  status?: ContactStatus;
+  /** status for a contact created now, when no explicit status is given */
+  initialStatus: ContactStatus;
+  unsubscribe_token: string;
+  lists?: string[];
+  consent?: { at: number; source: string | null; ip: string | null };
+}
+
+export interface ContactsRepo {
+  /** Inserts or updates by email_key; attributes merge, lists are added, status changes only when given. */
+  upsert(input: ContactWrite, now: number): Promise<Contact>;
+  getById(id: number): Promise<Contact | undefined>;
+  getByEmailKey(emailKey: string): Promise<Contact | undefined>;
+  getByUnsubscribeToken(token: string): Promise<Contact | undefined>;
+  /** the status the address had when it was erased, if it was erased */
+  tombstoneForToken(tokenHash: string): Promise<{ status: string } | undefined>;
+  tombstoneForEmail(emailHash: string): Promise<{ status: string } | undefined>;
+  setStatus(id: number, status: ContactStatus, now: number): Promise<void>;
+  /** statuses of the given email keys that exist (suppression check at dispatch) */
+  statusesByEmailKey(keys: string[]): Promise<Map<string, { id: number; status: string }>>;
+  /** deletes the person's data, keeping only hashes (tombstone) */
+  erase(id: number, emailHash: string, now: number): Promise<boolean>;
+}
+
+type Row = Selectable<ContactsTable>;
+
+export function createContactsRepo(db: Kysely<Database>): ContactsRepo {
+  const listsOf = async (id: number) =>
+    (
+      await db
+        .selectFrom('notify_list_members')
+        .innerJoin('notify_lists', 'notify_lists.id', 'notify_list_members.list_id')
+        .select('notify_lists.name')
+        .where('notify_list_members.contact_id', '=', id)
+        .orderBy('notify_lists.name')
+        .execute()
+    ).map((r) => r.name);
+  const toContact = async (row: Row | undefined): Promise<Contact | undefined> =>
+    row && {
+      id: Number(row.id),
+      email: row.email,
+      name: row.name,
+      status: row.status as ContactStatus,
+      unsubscribe_token: row.unsubscribe_token,
+      attributes: parseJson(row.attributes),
+      lists: await listsOf(Number(row.id)),
+      consent_at: toDate(row.consent_at),
+      consent_source: row.consent_source,
+      created_at: toDate(row.created_at)!,
+      updated_at: toDate(row.updated_at)!,
+    };
+  const byId = (id: number) => db.selectFrom('notify_contacts').selectAll().where('id', '=', id).executeTakeFirst();
+
+  return {
+    async upsert(input, now) {
+      const id = await db.transaction().execute(async (trx) => {
+        const existing = await trx.selectFrom('notify_contacts').selectAll().where('email_key', '=', input.email_key).executeTakeFirst();
+        let contactId: number;
+        if (!existing) {
+          const inserted = await trx
+            .insertInto('notify_contacts')
+            .values({
+              email: input.email,
+              email_key: input.email_key,
+              name: input.name ?? null,
+              status: input.status ?? input.initialStatus,
+              unsubscribe_token: input.unsubscribe_token,
+              attributes: JSON.stringify(input.attributes ?? {}),
+              consent_at: input.consent?.at ?? null,
+              consent_source: input.consent?.source ?? null,
+              consent_ip: input.consent?.ip ?? null,
+              created_at: now,
+              updated_at: now,
+            })
+            .onConflict((oc) => oc.column('email_key').doNothing())
+            .returning('id')
+            .executeTakeFirst();
+          if (!inserted) return undefined; // lost a race with another writer: retry as an update
+          contactId = Number(inserted.id);
+        } else {
+          contactId = Number(existing.id);
+          await trx
+            .updateTable('notify_contacts')
+            .set({
+              ...(input.name !== undefined ? { name: input.name } : {}),
+              ...(input.status !== undefined ? { status: input.status } : {}),
+              ...(input.attributes ? { attributes: JSON.stringify({ ...parseJson(existing.attributes), ...input.attributes }) } : {}),
+              ...(input.consent ? { consent_at: input.consent.at, consent_source: input.consent.source, consent_ip: input.consent.ip } : {}),
+              updated_at: now,
+            })
+            .where('id', '=', contactId)
+            .execute();
+        }
+        for (const name of new Set(input.lists ?? [])) {
+          await trx.insertInto('notify_lists').values({ name, created_at: now }).onConflict((oc) => oc.column('name').doNothing()).execute();
+          const list = await trx.selectFrom('notify_lists').select('id').where('name', '=', name).executeTakeFirstOrThrow();
+          await trx
+            .insertInto('notify_list_members')
+            .values({ list_id: Number(list.id), contact_id: contactId, created_at: now })
+            .onConflict((oc) => oc.columns(['list_id', 'contact_id']).doNothing())
+            .execute();
+        }
+        return contactId;
+      });
+      if (id === undefined) return this.upsert(input, now);
+      return (await toContact(await byId(id)))!;
+    },
+    async getById(id) {
+      return toContact(await byId(id));
+    },
+    async getByEmailKey(emailKey) {
+      return toContact(await db.selectFrom('notify_contacts').selectAll().where('email_key', '=', emailKey).executeTakeFirst());
+    },
+    async getByUnsubscribeToken(token) {
+      return toContact(await db.selectFrom('notify_contacts').selectAll().where('unsubscribe_token', '=', token).executeTakeFirst());
+    },
+    async tombstoneForToken(tokenHash) {
+      return db.selectFrom('notify_tombstones').select('status').where('token_hash', '=', tokenHash).executeTakeFirst();
+    },
+    async tombstoneForEmail(emailHash) {
+      return db.selectFrom('notify_tombstones').select('status').where('email_hash', '=', emailHash).orderBy('created_at', 'desc').executeTakeFirst();
+    },
+    async setStatus(id, status, now) {
+      await db.updateTable('notify_contacts').set({ status, updated_at: now }).where('id', '=', id).execute();
+    },
+    async statusesByEmailKey(keys) {
+      const out = new Map<string, { id: number; status: string }>();
+      if (keys.length === 0) return out;
+      const rows = await db.selectFrom('notify_contacts').select(['id', 'email_key', 'status']).where('email_key', 'in', keys).execute();
+      for (const r of rows) out.set(r.email_key, { id: Number(r.id), status: r.status });
+      return out;
+    },
+    async erase(id, emailHash, now) {
+      return db.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom('notify_contacts').select(['unsubscribe_token', 'status']).where('id', '=', id).executeTakeFirst();
+        if (!row) return false;
+        await trx
+          .insertInto('notify_tombstones')
+          .values({ token_hash: hashToken(row.unsubscribe_token), email_hash: emailHash, status: row.status, created_at: now })
+          .onConflict((oc) => oc.column('token_hash').doNothing())
+          .execute();
+        // Sends and events outlive the person for campaign totals, but carry nothing that identifies them.
+        await trx.updateTable('notify_sends').set({ to_email: '', contact_id: null }).where('contact_id', '=', id).execute();
+        await trx.updateTable('notify_events').set({ metadata: '{}', contact_id: null }).where('contact_id', '=', id).execute();
+        await trx.deleteFrom('notify_contacts').where('id', '=', id).execute();
+        return true;
+      });
+    },
+  };
+}

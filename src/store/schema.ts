@@ -1,0 +1,184 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Table types for Kysely. Timestamps are epoch milliseconds (bigint on PostgreSQL, integer on
+ * SQLite) so comparisons and bucketing are the same SQL on both engines; the public API turns
+ * them into Date. JSON columns hold text on SQLite and jsonb on PostgreSQL; write JSON strings.
+ */
+export interface ContactsTable {
+  id: Generated<number>;
+  email: string;
+  /** email lower-cased in JS (full Unicode); the unique key for case-insensitive lookups */
+  email_key: string;
+  name: string | null;
+  status: string;
+  unsubscribe_token: string;
+  attributes: string | Record<string, unknown>;
+  consent_at: number | null;
+  consent_source: string | null;
+  consent_ip: string | null;
+  confirm_token_hash: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ListsTable {
+  id: Generated<number>;
+  name: string;
+  created_at: number;
+}
+
+export interface ListMembersTable {
+  list_id: number;
+  contact_id: number;
+  created_at: number;
+}
+
+export interface CampaignsTable {
+  id: Generated<number>;
+  name: string | null;
+  subject: string;
+  html: string | null;
+  markdown: string | null;
+  markdown_file: string | null;
+  text: string | null;
+  layout: string | null;
+  list_id: number | null;
+  from_name: string | null;
+  from_email: string | null;
+  /** draft | sending | sent */
+  status: string;
+  created_at: number;
+  sent_at: number | null;
+}
+
+export interface SendsTable {
+  id: Generated<number>;
+  token: string;
+  campaign_id: number | null;
+  contact_id: number | null;
+  enrollment_id: number | null;
+  step_id: number | null;
+  step_index: number | null;
+  to_email: string;
+  subject: string;
+  /** queued | sending | sent | failed | suppressed */
+  status: string;
+  error: string | null;
+  message_id: string | null;
+  created_at: number;
+  updated_at: number;
+  sent_at: number | null;
+  opened_at: number | null;
+  clicked_at: number | null;
+}
+
+export interface EventsTable {
+  id: Generated<number>;
+  /** open | click | soft_bounce | bounce | complaint | unsubscribe */
+  type: string;
+  send_id: number | null;
+  contact_id: number | null;
+  campaign_id: number | null;
+  link_index: number | null;
+  metadata: string | Record<string, unknown>;
+  /** 1 when classified as a machine (proxy, scanner), 0 for a human */
+  is_machine: number;
+  machine_reason: string | null;
+  created_at: number;
+}
+
+export interface LinksTable {
+  id: Generated<number>;
+  /** c<campaignId> | s<stepId> | m<sendId>, see core/links.ts */
+  scope: string;
+  position: number;
+  url: string;
+  created_at: number;
+}
+
+export interface SequencesTable {
+  id: Generated<number>;
+  name: string;
+  created_at: number;
+}
+
+export interface StepsTable {
+  id: Generated<number>;
+  sequence_id: number;
+  position: number;
+  delay_minutes: number;
+  subject: string;
+  html: string | null;
+  markdown: string | null;
+  markdown_file: string | null;
+  text: string | null;
+  layout: string | null;
+  created_at: number;
+}
+
+export interface EnrollmentsTable {
+  id: Generated<number>;
+  sequence_id: number;
+  contact_id: number;
+  /** active | processing | completed | failed | cancelled */
+  status: string;
+  step_index: number;
+  next_send_at: number | null;
+  attempts: number;
+  locked_at: number | null;
+  claim_token: string | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TombstonesTable {
+  token_hash: string;
+  email_hash: string;
+  status: string;
+  created_at: number;
+}
+
+export interface CampaignCountersTable {
+  campaign_id: number;
+  total: number;
+  sent: number;
+  failed: number;
+  suppressed: number;
+  opened: number;
+  clicked: number;
+  human_opened: number;
+  human_clicked: number;
+  bounced: number;
+  complained: number;
+  unsubscribed: number;
+}
+
+export interface WebhookReceiptsTable {
+  provider: string;
+  message_id: string;
+  created_at: number;
+}
+
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  notify_contacts: ContactsTable;
+  notify_lists: ListsTable;
+  notify_list_members: ListMembersTable;
+  notify_campaigns: CampaignsTable;
+  notify_sends: SendsTable;
+  notify_events: EventsTable;
+  notify_links: LinksTable;
+  notify_sequences: SequencesTable;
+  notify_steps: StepsTable;
+  notify_enrollments: EnrollmentsTable;
+  notify_tombstones: TombstonesTable;
+  notify_campaign_counters: CampaignCountersTable;
+  notify_webhook_receipts: WebhookReceiptsTable;
+  notify_meta: MetaTable;
+}

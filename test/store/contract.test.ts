@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { sql } from 'kysely';
+import { newToken } from '../../src/core/tokens.ts';
+import { migrateToLatest } from '../../src/store/migrations/index.ts';
+import { forEachEngine, useStore } from '../helpers/engines.ts';
+
+const now = Date.UTC(2026, 0, 1);
+const contact = (email: string, token = newToken()) => ({
+  email,
+  email_key: email.toLowerCase(),
+  unsubscribe_token: token,
+  initialStatus: 'subscribed' as const,
+});
+
+forEachEngine('store contract', (h) => {
+  const store = useStore(h);
+
+  test('migrations are versioned: a second run applies nothing', async () => {
+    const again = await migrateToLatest(store().db, store().kind);
+    assert.deepEqual(again.applied, []);
+  });
+
+  test('email is unique case-insensitively: upsert updates the same row', async () => {
+    const a = await store().contacts.upsert({ ...contact('Ann@Example.com'), name: 'Ann' }, now);
+    const b = await store().contacts.upsert({ ...contact('ann@example.COM'), name: 'Ann B' }, now + 1);
+    assert.equal(a.id, b.id);
+    assert.equal(b.name, 'Ann B');
+    assert.equal(b.email, 'Ann@Example.com', 'the first spelling is kept');
+    assert.equal(b.unsubscribe_token, a.unsubscribe_token, 'the token never changes on update');
+    const count = await store().db.selectFrom('notify_contacts').select(sql<number>`count(*)`.as('n')).where('email_key', '=', 'ann@example.com').executeTakeFirst();
+    assert.equal(Number(count?.n), 1);
+  });
+
+  test('a raw insert of the same email key in another case is refused by the database', async () => {
+    await store().contacts.upsert(contact('case@example.com'), now);
+    await assert.rejects(
+      store().db.insertInto('notify_contacts').values({ email: 'CASE@example.com', email_key: 'case@example.com', status: 'subscribed', unsubscribe_token: newToken(), attributes: '{}', created_at: now, updated_at: now }).execute(),
+      (err) => store().dialect.isUniqueViolation(err),
+    );
+  });
+
+  test('unsubscribe tokens are unique', async () => {
+    const token = newToken();
+    await store().contacts.upsert(contact('t1@example.com', token), now);
+    await assert.rejects(store().contacts.upsert(contact('t2@example.com', token), now), (err) => store().dialect.isUniqueViolation(err));
+    assert.equal(await store().contacts.getByEmailKey('t2@example.com'), undefined, 'nothing half-written');
+  });
+
+  test('concurrent upserts of one address make one contact', async () => {
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store().contacts.upsert({ ...contact("Race@example.com"), attributes: { [`k${i}`]: i } }, now)));
+    assert.equal(new Set(results.map((r) => r.id)).size, 1);
+  });
+
+  test('send tokens are unique and one send row per campaign and contact', async () => {
+    const db = store().db;
+    const c = await store().contacts.upsert(contact('send@example.com'), now);
+    const camp = await db.insertInto('notify_campaigns').values({ subject: 'Hi', status: 'draft', created_at: now }).returning('id').executeTakeFirstOrThrow();
+    const row = (token: string) => ({ token, campaign_id: Number(camp.id), contact_id: c.id, to_email: c.email, subject: 'Hi', status: 'queued', created_at: now, updated_at: now });
+    const token = newToken();
+    await db.insertInto('notify_sends').values(row(token)).execute();
+    await assert.rejects(db.insertInto('notify_sends').values(row(newToken())).execute(), (err) => store().dialect.isUniqueViolation(err), 'campaign+contact');
+    const other = await store().contacts.upsert(contact('send2@example.com'), now);
+    await assert.rejects(db.insertInto('notify_sends').values({ ...row(token), contact_id: other.id }).execute(), (err) => store().dialect.isUniqueViolation(err), 'token');
+    // one-off sends (no campaign) do not collide with each other
+    await db.insertInto('notify_sends').values({ ...row(newToken()), campaign_id: null }).execute();
+    await db.insertInto('notify_sends').values({ ...row(newToken()), campaign_id: null }).execute();
+  });
+
+  test('lists are added on upsert and never duplicated', async () => {
+    await store().contacts.upsert({ ...contact('lists@example.com'), lists: ['news', 'news', 'beta'] }, now);
+    const c = await store().contacts.upsert({ ...contact('lists@example.com'), lists: ['news'] }, now);
+    assert.deepEqual(c.lists, ['beta', 'news']);
+  });
+
+  test('erase keeps only a tombstone of the token', async () => {
+    const c = await store().contacts.upsert(contact('gone@example.com'), now);
+    assert.equal(await store().contacts.erase(c.id, 'h', now), true);
+    assert.equal(await store().contacts.getById(c.id), undefined);
+    assert.equal(await store().contacts.getByUnsubscribeToken(c.unsubscribe_token), undefined);
+    const { hashToken } = await import('../../src/core/tokens.ts');
+    assert.deepEqual(await store().contacts.tombstoneForToken(hashToken(c.unsubscribe_token)), { status: 'subscribed' });
+  });
+
+  test('meta getOrSet keeps the first value', async () => {
+    assert.equal(await store().meta.getOrSet('k', 'a'), 'a');
+    assert.equal(await store().meta.getOrSet('k', 'b'), 'a');
+  });
+});
