@@ -2,8 +2,10 @@ import type { Kysely } from 'kysely';
 import type { DialectKind, StoreDialect } from './dialect.ts';
 import type { MigrateResult } from './migrations/index.ts';
 import type { ContactsRepo } from './repos/contacts.ts';
+import type { CountersRepo } from './repos/counters.ts';
 import type { EnrollmentsRepo } from './repos/enrollments.ts';
 import type { EventsRepo } from './repos/events.ts';
+import type { LinksRepo } from './repos/links.ts';
 import type { MetaRepo } from './repos/meta.ts';
 import type { Database } from './schema.ts';
 
@@ -18,8 +20,10 @@ export interface Store {
   readonly db: Kysely<Database>;
   readonly dialect: StoreDialect;
   readonly contacts: ContactsRepo;
+  readonly counters: CountersRepo;
   readonly enrollments: EnrollmentsRepo;
   readonly events: EventsRepo;
+  readonly links: LinksRepo;
   readonly meta: MetaRepo;
   migrate(): Promise<MigrateResult>;
   close(): Promise<void>;

@@ -4,8 +4,10 @@ import type { StoreDialect } from './dialect.ts';
 import { migrateToLatest } from './migrations/index.ts';
 import { createPostgresDialect } from './postgres/index.ts';
 import { createContactsRepo } from './repos/contacts.ts';
+import { createCountersRepo } from './repos/counters.ts';
 import { createEnrollmentsRepo } from './repos/enrollments.ts';
 import { createEventsRepo } from './repos/events.ts';
+import { createLinksRepo } from './repos/links.ts';
 import { createMetaRepo } from './repos/meta.ts';
 import { createSqliteDialect } from './sqlite/index.ts';
 
@@ -25,8 +27,10 @@ export function createStore(url: string): Store {
     db,
     dialect,
     contacts: createContactsRepo(db),
+    counters: createCountersRepo(db),
     enrollments: createEnrollmentsRepo(db),
     events: createEventsRepo(db),
+    links: createLinksRepo(db),
     meta: createMetaRepo(db),
     async migrate() {
       try {

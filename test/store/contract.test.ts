@@ -86,4 +86,21 @@ forEachEngine('store contract', (h) => {
     assert.equal(await store().meta.getOrSet('k', 'a'), 'a');
     assert.equal(await store().meta.getOrSet('k', 'b'), 'a');
   });
+
+  test('links keep their positions and a scope is written once', async () => {
+    await store().links.ensureScope('c9', ['https://a.example/', 'https://b.example/'], now);
+    await store().links.ensureScope('c9', ['https://changed.example/'], now);
+    assert.deepEqual(await store().links.urlsForScope('c9'), ['https://a.example/', 'https://b.example/']);
+    assert.deepEqual(await store().links.urlsForScope('c10'), []);
+  });
+
+  test('counters add deltas atomically under concurrency', async () => {
+    const camp = await store().db.insertInto('notify_campaigns').values({ subject: 'C', status: 'draft', created_at: now }).returning('id').executeTakeFirstOrThrow();
+    const id = Number(camp.id);
+    await Promise.all(Array.from({ length: 20 }, () => store().counters.add(new Map([[id, { sent: 1, opened: 2 }]]))));
+    const c = await store().counters.get(id);
+    assert.equal(c.sent, 20);
+    assert.equal(c.opened, 40);
+    assert.equal(c.failed, 0);
+  });
 });

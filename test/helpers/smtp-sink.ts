@@ -1,0 +1,78 @@
+import type { AddressInfo } from 'node:net';
+import { type ParsedMail, simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+
+export interface SinkMessage {
+  envelope: { from: string; to: string[] };
+  raw: Buffer;
+  parsed: ParsedMail;
+}
+
+export interface SmtpSink {
+  port: number;
+  url: string;
+  messages: SinkMessage[];
+  /** resolves when at least n messages arrived (rejects after timeoutMs) */
+  waitFor(n: number, timeoutMs?: number): Promise<void>;
+  /** rejects the next `count` messages with a 5xx */
+  failNext(count: number): void;
+  close(): Promise<void>;
+}
+
+/** A real SMTP server in-process: the dispatch path is exercised byte for byte, nothing leaves the machine. */
+export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<SmtpSink> {
+  const messages: SinkMessage[] = [];
+  let failures = 0;
+  const waiters: { n: number; resolve: () => void }[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    size: 30 * 1024 * 1024,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', async () => {
+        if (failures > 0) {
+          failures--;
+          const err = new Error('550 rejected by test sink') as Error & { responseCode: number };
+          err.responseCode = 550;
+          return callback(err);
+        }
+        const raw = Buffer.concat(chunks);
+        const parsed = opts.parse === false ? ({} as ParsedMail) : await simpleParser(raw);
+        messages.push({
+          envelope: { from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address) },
+          raw,
+          parsed,
+        });
+        for (const w of waiters.filter((w) => messages.length >= w.n)) w.resolve();
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `smtp://127.0.0.1:${port}`,
+    messages,
+    waitFor(n, timeoutMs = 10_000) {
+      if (messages.length >= n) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`sink has ${messages.length} of ${n} messages after ${timeoutMs} ms`)), timeoutMs);
+        waiters.push({
+          n,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
+      });
+    },
+    failNext(count) {
+      failures = count;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
