@@ -49,6 +49,8 @@ export async function migrateToLatest(db: Kysely<any>, kind: DialectKind): Promi
     provider,
     migrationTableName: 'notify_migrations',
     migrationLockTableName: 'notify_migrations_lock',
+    // Features land independently; a migration numbered below one already applied still runs.
+    allowUnorderedMigrations: true,
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
