@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { isNotifyError } from '../errors.ts';
+import { registerContactsImport } from './commands/contacts-import.ts';
 import { registerMigrate } from './commands/migrate.ts';
 
 /** `notify <command>`: one file per command under cli/commands/, each adds itself to the program. */
@@ -8,10 +9,10 @@ const program = new Command('notify')
   .option('-c, --config <file>', 'config file (default: notify.config.json or notify.config.js in this folder)')
   .showHelpAfterError();
 
-for (const register of [registerMigrate]) register(program);
+for (const register of [registerMigrate, registerContactsImport]) register(program);
 
 program.parseAsync(process.argv).catch((err) => {
   if (isNotifyError(err)) console.error(`notify: ${err.message} [${err.code}]`);
-  else console.error('notify:', err);
+  else console.error(`notify: ${err instanceof Error ? err.message : String(err)}`, process.env.NOTIFY_DEBUG ? err : '');
   process.exitCode = 1;
 });
