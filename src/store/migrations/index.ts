@@ -1,4 +1,4 @@
-import { type ColumnDataType, type ColumnDefinitionBuilder, type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { type ColumnDataType, type ColumnDefinitionBuilder, type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 import { NotifyError } from '../../errors.ts';
 import type { DialectKind } from '../dialect.ts';
 import * as m001 from './001_initial.ts';
@@ -47,6 +47,9 @@ export async function migrateToLatest(db: Kysely<any>, kind: DialectKind): Promi
   const migrator = new Migrator({
     db,
     provider,
+    // Without a schema Kysely finds its tables in ANY schema: a second notify in another schema
+    // of the same database would see the first one's tables, skip creating its own, and fail.
+    migrationTableSchema: kind === 'postgres' ? await currentSchema(db) : undefined,
     migrationTableName: 'notify_migrations',
     migrationLockTableName: 'notify_migrations_lock',
     // Features land independently; a migration numbered below one already applied still runs.
@@ -58,4 +61,10 @@ export async function migrateToLatest(db: Kysely<any>, kind: DialectKind): Promi
     throw new NotifyError('STORE_UNAVAILABLE', `Migration ${failed ?? ''} failed: ${(error as Error).message}`, { migration: failed }, { cause: error });
   }
   return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+}
+
+/** The schema unqualified names resolve to (the `?schema=` of the URL, else the search_path's first). */
+async function currentSchema(db: Kysely<any>): Promise<string> {
+  const { rows } = await sql<{ name: string | null }>`select current_schema() as name`.execute(db);
+  return rows[0]?.name ?? 'public';
 }
