@@ -4,3 +4,4 @@ export { NotifyError, ErrorCodes, type ErrorCode, isNotifyError } from './errors
 export { manualClock, minutes, systemClock, type Clock } from './core/clock.ts';
 export type { NotifyEventMap, NotifyEventName } from './core/events.ts';
 export type { CampaignStats, Contact, ContactInput, ContactStatus, Enrollment, SendRecord } from './core/types.ts';
+export type { CampaignReport, CampaignSummary, LinkStats, ReportOptions, SequenceSummary, TimelineBucket } from './core/stats.ts';

@@ -6,6 +6,7 @@ import type { Context } from './context.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import { createContactsService } from './core/contacts.ts';
 import { createEvents, type NotifyEventMap, type NotifyEventName } from './core/events.ts';
+import { type CampaignReport, createStatsService, type ReportOptions } from './core/stats.ts';
 import { newToken } from './core/tokens.ts';
 import type { CampaignStats, Contact, ContactInput } from './core/types.ts';
 import { NotifyError, notImplemented } from './errors.ts';
@@ -32,7 +33,10 @@ export interface Notify {
   readonly campaigns: {
     create(input: Record<string, unknown>): Promise<unknown>;
     send(campaignId: number): Promise<unknown>;
+    /** exactly { total, sent, failed, opened, clicked }, read from the per-campaign counters (no scan) */
     getCampaignStats(campaignId: number): Promise<CampaignStats>;
+    /** the richer figures: suppressed, bounced, complained, unsubscribed, human-only, per link, over time */
+    getCampaignReport(campaignId: number, options?: ReportOptions): Promise<CampaignReport>;
   };
   readonly drips: {
     createSequence(input: Record<string, unknown>): Promise<unknown>;
@@ -78,6 +82,7 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
 
 function assemble(ctx: Context): Notify {
   const contacts = createContactsService(ctx);
+  const stats = createStatsService(ctx);
   const app = createApp({ ctx }, ROUTES);
   const handle = (request: Request) => Promise.resolve(app.fetch(request));
   let closed = false;
@@ -98,7 +103,8 @@ function assemble(ctx: Context): Notify {
     campaigns: {
       create: async () => notImplemented('campaigns.create'),
       send: async () => notImplemented('campaigns.send'),
-      getCampaignStats: async () => notImplemented('campaigns.getCampaignStats'),
+      getCampaignStats: open(stats.getCampaignStats),
+      getCampaignReport: open(stats.getCampaignReport),
     },
     drips: {
       createSequence: async () => notImplemented('drips.createSequence'),

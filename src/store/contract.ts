@@ -7,6 +7,7 @@ import type { EnrollmentsRepo } from './repos/enrollments.ts';
 import type { EventsRepo } from './repos/events.ts';
 import type { LinksRepo } from './repos/links.ts';
 import type { MetaRepo } from './repos/meta.ts';
+import type { StatsRepo } from './repos/stats.ts';
 import type { Database } from './schema.ts';
 
 /**
@@ -25,6 +26,8 @@ export interface Store {
   readonly events: EventsRepo;
   readonly links: LinksRepo;
   readonly meta: MetaRepo;
+  /** read-only queries for stats and the admin pages */
+  readonly stats: StatsRepo;
   migrate(): Promise<MigrateResult>;
   close(): Promise<void>;
 }

@@ -9,6 +9,7 @@ import { createEnrollmentsRepo } from './repos/enrollments.ts';
 import { createEventsRepo } from './repos/events.ts';
 import { createLinksRepo } from './repos/links.ts';
 import { createMetaRepo } from './repos/meta.ts';
+import { createStatsRepo } from './repos/stats.ts';
 import { createSqliteDialect } from './sqlite/index.ts';
 
 export type { Store } from './contract.ts';
@@ -32,6 +33,7 @@ export function createStore(url: string): Store {
     events: createEventsRepo(db),
     links: createLinksRepo(db),
     meta: createMetaRepo(db),
+    stats: createStatsRepo(db),
     async migrate() {
       try {
         await dialect.prepare();
