@@ -10,6 +10,7 @@ import { type CampaignReport, createStatsService, type ReportOptions } from './c
 import { newToken } from './core/tokens.ts';
 import type { CampaignStats, Contact, ContactInput } from './core/types.ts';
 import { NotifyError, notImplemented } from './errors.ts';
+import { adminRoutes } from './http/admin/index.ts';
 import { createApp, type RouteModule } from './http/app.ts';
 import { createStore } from './store/index.ts';
 
@@ -54,7 +55,7 @@ export interface Notify {
   close(): Promise<void>;
 }
 
-const ROUTES: RouteModule[] = [];
+const ROUTES: RouteModule[] = [adminRoutes];
 
 export async function createNotify(options: CreateNotifyOptions = {}): Promise<Notify> {
   const { clock, fetch: fetchImpl, logger, migrate, configFile, env, cwd, ...overrides } = options;

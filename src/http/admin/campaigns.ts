@@ -1,0 +1,97 @@
+import type { Context as HonoContext, Hono } from 'hono';
+import { type CampaignReport, type CampaignSummary, parseCampaignId, type StatsService } from '../../core/stats.ts';
+import { isNotifyError } from '../../errors.ts';
+import type { Views } from '../../render/views.ts';
+import { lineChart } from './chart.ts';
+import { listOutbox, outboxDir } from './outbox-files.ts';
+import { adminPage, fmtDate, fmtRate, notFound, pageParam } from './render.ts';
+import type { Context } from '../../context.ts';
+
+const PER_PAGE = 50;
+const MINUTE = 60_000;
+export const BUCKET_CHOICES: Record<string, number> = { '1m': MINUTE, '5m': 5 * MINUTE, '15m': 15 * MINUTE, '1h': 60 * MINUTE, '6h': 360 * MINUTE, '1d': 1440 * MINUTE, '7d': 7 * 1440 * MINUTE };
+
+interface Parts {
+  ctx: Context;
+  views: Views;
+  stats: StatsService;
+}
+
+/** GET /notify/admin (campaigns, sequences, outbox count) and GET /notify/admin/campaigns/:id */
+export function registerCampaignPages(app: Hono, { ctx, views, stats }: Parts): void {
+  const dashboard = async (c: HonoContext) => {
+    const page = pageParam(c.req.query('page'));
+    const rows = await stats.listCampaigns({ limit: PER_PAGE + 1, offset: (page - 1) * PER_PAGE });
+    const dir = outboxDir(ctx.config);
+    return adminPage(c, views, 'dashboard', {
+      title: 'Campaigns',
+      campaigns: rows.slice(0, PER_PAGE).map(view),
+      prevPage: page > 1 ? page - 1 : null,
+      nextPage: rows.length > PER_PAGE ? page + 1 : null,
+      sequences: await stats.listSequences(),
+      outbox: dir ? { dir, count: (await listOutbox(dir)).length } : null,
+    });
+  };
+  app.get('/notify/admin', dashboard);
+  app.get('/notify/admin/', dashboard);
+
+  app.get('/notify/admin/campaigns/:id', async (c) => {
+    const report = await loadReport(stats, c.req.param('id'), c.req.query('bucket'));
+    if (!report) return notFound(c, views, 'There is no such campaign.');
+    return adminPage(c, views, 'campaign', campaignData(report));
+  });
+
+  app.get('/notify/admin/campaigns/:id/report.json', async (c) => {
+    const report = await loadReport(stats, c.req.param('id'), c.req.query('bucket'));
+    if (!report) return c.json({ error: 'not_found' }, 404, { 'Cache-Control': 'no-store' });
+    return c.json(report, 200, { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+  });
+}
+
+async function loadReport(stats: StatsService, id: string, bucket: string | undefined): Promise<CampaignReport | undefined> {
+  try {
+    const bucketMs = bucket && Object.hasOwn(BUCKET_CHOICES, bucket) ? BUCKET_CHOICES[bucket] : undefined;
+    return await stats.getCampaignReport(parseCampaignId(id), { bucketMs });
+  } catch (err) {
+    if (isNotifyError(err, 'NOT_FOUND') || isNotifyError(err, 'INVALID_INPUT')) return undefined;
+    throw err;
+  }
+}
+
+function view(s: CampaignSummary) {
+  return {
+    ...s,
+    title: s.name || s.subject || `Campaign ${s.id}`,
+    created: fmtDate(s.created_at),
+    sentAt: fmtDate(s.sent_at),
+    openRate: fmtRate(s.rates.opened),
+    humanOpenRate: fmtRate(s.rates.humanOpened),
+    clickRate: fmtRate(s.rates.clicked),
+    humanClickRate: fmtRate(s.rates.humanClicked),
+  };
+}
+
+function campaignData(r: CampaignReport) {
+  const { bucketMs, buckets } = r.timeline;
+  const chart = lineChart({
+    title: `Opens and clicks over time, campaign ${r.id}`,
+    times: buckets.map((b) => b.start),
+    bucketMs,
+    series: [
+      { label: 'Opens', color: '#2563eb', values: buckets.map((b) => b.opens) },
+      { label: 'Human opens', color: '#2563eb', dashed: true, values: buckets.map((b) => b.humanOpens) },
+      { label: 'Clicks', color: '#ea580c', values: buckets.map((b) => b.clicks) },
+      { label: 'Human clicks', color: '#ea580c', dashed: true, values: buckets.map((b) => b.humanClicks) },
+    ],
+  });
+  return {
+    title: r.name || r.subject,
+    c: view(r),
+    chart,
+    bucketLabel: Object.entries(BUCKET_CHOICES).find(([, ms]) => ms === bucketMs)?.[0] ?? `${Math.round(bucketMs / MINUTE)}m`,
+    bucketChoices: Object.keys(BUCKET_CHOICES),
+    machine: r.machine,
+    // Only http(s) destinations become links in the admin page; anything else is shown as text.
+    links: r.links.map((l) => ({ ...l, url: l.url ?? '(unknown link)', href: l.url && /^https?:\/\//i.test(l.url) ? l.url : null })),
+  };
+}

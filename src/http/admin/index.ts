@@ -1,0 +1,23 @@
+import type { RouteModule } from '../app.ts';
+import { createStatsService } from '../../core/stats.ts';
+import { createViews } from '../../render/views.ts';
+import { requireAdminToken } from './auth.ts';
+import { registerCampaignPages } from './campaigns.ts';
+import { registerOutboxPages } from './outbox.ts';
+
+/**
+ * The /notify/admin pages, mounted only when `adminToken` is set: campaigns with their stats and a
+ * chart, drip sequences with enrollments by status, and the outbox. Read-only: nothing here changes
+ * data, so there is no form to forge. Every request passes the token check first.
+ */
+export const adminRoutes: RouteModule = (app, { ctx }) => {
+  const token = ctx.config.adminToken;
+  if (!token) return;
+  if (token.length < 16) ctx.log.warn('adminToken is shorter than 16 characters; use a long random value');
+  const auth = requireAdminToken(token);
+  app.use('/notify/admin', auth);
+  app.use('/notify/admin/*', auth);
+  const views = createViews(ctx.config.viewsPath);
+  registerCampaignPages(app, { ctx, views, stats: createStatsService(ctx) });
+  registerOutboxPages(app, { ctx, views });
+};
