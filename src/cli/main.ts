@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { isNotifyError } from '../errors.ts';
 import { registerContactsImport } from './commands/contacts-import.ts';
 import { registerMigrate } from './commands/migrate.ts';
+import { registerStats } from './commands/stats.ts';
 
 /** `notify <command>`: one file per command under cli/commands/, each adds itself to the program. */
 const program = new Command('notify')
@@ -9,7 +10,7 @@ const program = new Command('notify')
   .option('-c, --config <file>', 'config file (default: notify.config.json or notify.config.js in this folder)')
   .showHelpAfterError();
 
-for (const register of [registerMigrate, registerContactsImport]) register(program);
+for (const register of [registerMigrate, registerContactsImport, registerStats]) register(program);
 
 program.parseAsync(process.argv).catch((err) => {
   if (isNotifyError(err)) console.error(`notify: ${err.message} [${err.code}]`);
