@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
+import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import pino, { type Logger } from 'pino';
 import { type Config, type ConfigInput, type LoadConfigOptions, loadConfig } from './config.ts';
 import type { Context } from './context.ts';
@@ -8,10 +8,15 @@ import { createContactsService } from './core/contacts.ts';
 import { createEvents, type NotifyEventMap, type NotifyEventName } from './core/events.ts';
 import { type CampaignReport, createStatsService, type ReportOptions } from './core/stats.ts';
 import { newToken } from './core/tokens.ts';
+import { createTrackingRecorder, type TrackingRecorderOptions } from './core/tracking.ts';
 import type { CampaignStats, Contact, ContactInput } from './core/types.ts';
 import { NotifyError, notImplemented } from './errors.ts';
 import { adminRoutes } from './http/admin/index.ts';
 import { createApp, type RouteModule } from './http/app.ts';
+import { clickRoute } from './http/click.ts';
+import { openRoute } from './http/open.ts';
+import { unsubscribeRoute } from './http/unsubscribe.ts';
+import { createViews } from './render/views.ts';
 import { createStore } from './store/index.ts';
 
 export interface CreateNotifyOptions extends Partial<ConfigInput>, LoadConfigOptions {
@@ -22,6 +27,8 @@ export interface CreateNotifyOptions extends Partial<ConfigInput>, LoadConfigOpt
   logger?: Logger;
   /** run migrations on start (default true) */
   migrate?: boolean;
+  /** group commit of open/click events: flush interval and batch size (defaults 100 ms, 1000) */
+  tracking?: TrackingRecorderOptions;
 }
 
 export interface Notify {
@@ -45,20 +52,22 @@ export interface Notify {
     process(): Promise<unknown>;
   };
   send(input: Record<string, unknown>): Promise<unknown>;
-  /** the /notify/* controller as a web-standard handler */
-  fetch(request: Request): Promise<Response>;
+  /** the /notify/* controller as a web-standard handler; pass @hono/node-server's env to get the client IP */
+  fetch(request: Request, env?: HttpBindings): Promise<Response>;
   /** the same controller for node:http */
   readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
+  /** writes buffered open/click events now (close() does it too) */
+  flush(): Promise<void>;
   on<E extends NotifyEventName>(event: E, fn: (payload: NotifyEventMap[E]) => void | Promise<void>): () => void;
   /** internals for the CLI and tests */
   readonly context: Context;
   close(): Promise<void>;
 }
 
-const ROUTES: RouteModule[] = [adminRoutes];
+const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, adminRoutes];
 
 export async function createNotify(options: CreateNotifyOptions = {}): Promise<Notify> {
-  const { clock, fetch: fetchImpl, logger, migrate, configFile, env, cwd, ...overrides } = options;
+  const { clock, fetch: fetchImpl, logger, migrate, tracking, configFile, env, cwd, ...overrides } = options;
   const config = await loadConfig(overrides, { configFile, env, cwd });
   const log = logger ?? pino({ level: config.logLevel, name: 'notify' });
   const store = createStore(config.database);
@@ -74,18 +83,19 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
       secret,
       fetch: fetchImpl ?? globalThis.fetch,
     };
-    return assemble(ctx);
+    return assemble(ctx, tracking);
   } catch (err) {
     await store.close();
     throw err;
   }
 }
 
-function assemble(ctx: Context): Notify {
+function assemble(ctx: Context, tracking?: TrackingRecorderOptions): Notify {
   const contacts = createContactsService(ctx);
   const stats = createStatsService(ctx);
-  const app = createApp({ ctx }, ROUTES);
-  const handle = (request: Request) => Promise.resolve(app.fetch(request));
+  const recorder = createTrackingRecorder(ctx, tracking);
+  const app = createApp({ ctx, recorder, views: createViews(ctx.config.viewsPath) }, ROUTES);
+  const handle = (request: Request, env?: HttpBindings) => Promise.resolve(app.fetch(request, env));
   let closed = false;
   /** every API member refuses work once close() has run */
   const open =
@@ -114,12 +124,16 @@ function assemble(ctx: Context): Notify {
     },
     send: async () => notImplemented('send'),
     fetch: handle,
-    listener: getRequestListener(handle),
+    // app.fetch directly: a synchronous Response (the pixel) is written without an extra tick.
+    listener: getRequestListener((request, env) => app.fetch(request, env)),
+    flush: () => recorder.flush(),
     on: (event, fn) => ctx.events.on(event, fn),
     context: ctx,
     async close() {
       if (closed) return;
       closed = true;
+      // Buffered tracking events go to the database before it closes.
+      await recorder.close();
       await ctx.store.close();
     },
   };

@@ -3,6 +3,7 @@ import { isNotifyError } from '../errors.ts';
 import { registerContactsImport } from './commands/contacts-import.ts';
 import { registerMigrate } from './commands/migrate.ts';
 import { registerStats } from './commands/stats.ts';
+import { registerServe } from './commands/serve.ts';
 
 /** `notify <command>`: one file per command under cli/commands/, each adds itself to the program. */
 const program = new Command('notify')
@@ -10,7 +11,7 @@ const program = new Command('notify')
   .option('-c, --config <file>', 'config file (default: notify.config.json or notify.config.js in this folder)')
   .showHelpAfterError();
 
-for (const register of [registerMigrate, registerContactsImport, registerStats]) register(program);
+for (const register of [registerMigrate, registerContactsImport, registerStats, registerServe]) register(program);
 
 program.parseAsync(process.argv).catch((err) => {
   if (isNotifyError(err)) console.error(`notify: ${err.message} [${err.code}]`);

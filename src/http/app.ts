@@ -1,5 +1,7 @@
 import { Hono } from 'hono';
 import type { Context } from '../context.ts';
+import type { TrackingRecorder } from '../core/tracking.ts';
+import type { Views } from '../render/views.ts';
 
 /**
  * The /notify controller. Each endpoint lives in its own file under http/ and registers itself
@@ -9,6 +11,10 @@ export type NotifyApp = Hono;
 
 export interface HttpParts {
   ctx: Context;
+  /** group-commit buffer for open and click events (flushed by notify.close()) */
+  recorder: TrackingRecorder;
+  /** shipped views with the application's overrides under viewsPath */
+  views: Views;
 }
 
 export type RouteModule = (app: Hono, parts: HttpParts) => void;

@@ -8,6 +8,7 @@ import type { EventsRepo } from './repos/events.ts';
 import type { LinksRepo } from './repos/links.ts';
 import type { MetaRepo } from './repos/meta.ts';
 import type { StatsRepo } from './repos/stats.ts';
+import type { TrackingRepo } from './repos/tracking.ts';
 import type { Database } from './schema.ts';
 
 /**
@@ -28,6 +29,7 @@ export interface Store {
   readonly meta: MetaRepo;
   /** read-only queries for stats and the admin pages */
   readonly stats: StatsRepo;
+  readonly tracking: TrackingRepo;
   migrate(): Promise<MigrateResult>;
   close(): Promise<void>;
 }

@@ -10,6 +10,7 @@ import { createEventsRepo } from './repos/events.ts';
 import { createLinksRepo } from './repos/links.ts';
 import { createMetaRepo } from './repos/meta.ts';
 import { createStatsRepo } from './repos/stats.ts';
+import { createTrackingRepo } from './repos/tracking.ts';
 import { createSqliteDialect } from './sqlite/index.ts';
 
 export type { Store } from './contract.ts';
@@ -34,6 +35,7 @@ export function createStore(url: string): Store {
     links: createLinksRepo(db),
     meta: createMetaRepo(db),
     stats: createStatsRepo(db),
+    tracking: createTrackingRepo(db, dialect.kind),
     async migrate() {
       try {
         await dialect.prepare();

@@ -71,6 +71,9 @@ export interface SendsTable {
   sent_at: number | null;
   opened_at: number | null;
   clicked_at: number | null;
+  /** first open/click classified human (migration 004) */
+  human_opened_at: number | null;
+  human_clicked_at: number | null;
 }
 
 export interface EventsTable {

@@ -2,6 +2,7 @@ import { type ColumnDataType, type ColumnDefinitionBuilder, type Kysely, type Mi
 import { NotifyError } from '../../errors.ts';
 import type { DialectKind } from '../dialect.ts';
 import * as m001 from './001_initial.ts';
+import * as m004 from './004_tracking.ts';
 
 /** What a migration needs to know to write one definition for both engines. */
 export interface MigrationContext {
@@ -23,6 +24,7 @@ type MigrationModule = { up: (db: Kysely<any>, ctx: MigrationContext) => Promise
 /** Ordered list; add new files here. Names sort, so keep the numeric prefix. */
 const MIGRATIONS: Record<string, MigrationModule> = {
   '001_initial': m001,
+  '004_tracking': m004,
 };
 
 export function migrationContext(kind: DialectKind): MigrationContext {

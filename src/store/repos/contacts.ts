@@ -27,6 +27,8 @@ export interface ContactsRepo {
   tombstoneForToken(tokenHash: string): Promise<{ status: string } | undefined>;
   tombstoneForEmail(emailHash: string): Promise<{ status: string } | undefined>;
   setStatus(id: number, status: ContactStatus, now: number): Promise<void>;
+  /** sets status unless the contact already has it; true when this call changed it (race-free "first one wins") */
+  changeStatus(id: number, status: ContactStatus, now: number): Promise<boolean>;
   /** statuses of the given email keys that exist (suppression check at dispatch) */
   statusesByEmailKey(keys: string[]): Promise<Map<string, { id: number; status: string }>>;
   /** deletes the person's data, keeping only hashes (tombstone) */
@@ -133,6 +135,10 @@ export function createContactsRepo(db: Kysely<Database>): ContactsRepo {
     },
     async setStatus(id, status, now) {
       await db.updateTable('notify_contacts').set({ status, updated_at: now }).where('id', '=', id).execute();
+    },
+    async changeStatus(id, status, now) {
+      const res = await db.updateTable('notify_contacts').set({ status, updated_at: now }).where('id', '=', id).where('status', '<>', status).executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
     },
     async statusesByEmailKey(keys) {
       const out = new Map<string, { id: number; status: string }>();

@@ -1,0 +1,75 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Command } from 'commander';
+import { NotifyError } from '../../errors.ts';
+import { createNotify, type Notify } from '../../notify.ts';
+
+export interface ServeOptions {
+  port: number;
+  host: string;
+  /** how long in-flight requests get to finish on SIGTERM before their sockets are closed */
+  graceMs?: number;
+  log?: (line: string) => void;
+}
+
+/**
+ * Serves the /notify/* controller on node:http. On SIGTERM or SIGINT it stops accepting, lets
+ * in-flight requests finish (up to graceMs), then closes the instance, which writes every
+ * buffered open and click event, and exits 0.
+ */
+export async function startServer(notify: Notify, opts: ServeOptions): Promise<{ server: Server; url: string; stop: () => Promise<void> }> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const server = createServer(notify.listener);
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  const { address, port } = server.address() as AddressInfo;
+  const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const force = setTimeout(() => server.closeAllConnections(), opts.graceMs ?? 5_000);
+      await closed;
+      clearTimeout(force);
+      await notify.close();
+      log('notify: stopped');
+    })());
+  const onSignal = (signal: NodeJS.Signals) => {
+    log(`notify: ${signal} received, finishing requests and writing buffered events`);
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        console.error(`notify: shutdown failed: ${(err as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  log(`notify: listening on ${url} (routes under /notify/)`);
+  return { server, url, stop };
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the /notify/* endpoints (open, click, unsubscribe, webhook, capture) on node:http')
+    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', process.env.PORT ?? '3000')
+    .option('--host <host>', 'address to bind', '0.0.0.0')
+    .action(async (opts: { port: string; host: string }, cmd: Command) => {
+      const port = Number(opts.port);
+      if (!/^\d+$/.test(opts.port) || port > 65535) throw new NotifyError('INVALID_INPUT', `--port must be a number from 0 to 65535 (got ${JSON.stringify(opts.port)})`);
+      const { config } = cmd.optsWithGlobals<{ config?: string }>();
+      const notify = await createNotify({ configFile: config });
+      try {
+        await startServer(notify, { port, host: opts.host });
+      } catch (err) {
+        await notify.close();
+        throw err;
+      }
+    });
+}

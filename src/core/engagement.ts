@@ -1,0 +1,66 @@
+/**
+ * Human or machine? A pure classifier for open and click events, run when a batch of events is
+ * written (that is when the send's delivery time is at hand). Every event is still recorded; the
+ * label only decides whether it counts towards human_opened / human_clicked.
+ *
+ * The rules are deliberately conservative signals that are well documented in the industry; the
+ * stats work (issue 8) extends this file. Add a rule by adding a line to RULES.
+ */
+export type EngagementType = 'open' | 'click';
+
+export interface EngagementInput {
+  type: EngagementType;
+  /** HTTP method of the tracking request */
+  method: string;
+  userAgent: string;
+  /** epoch ms of the request */
+  at: number;
+  /** epoch ms the send was handed to the provider, when known */
+  sentAt: number | null;
+}
+
+export type MachineReason =
+  | 'head_request'
+  | 'no_user_agent'
+  | 'apple_mail_privacy'
+  | 'google_image_proxy'
+  | 'bot_user_agent'
+  | 'too_soon_after_delivery';
+
+export interface EngagementLabel {
+  isMachine: boolean;
+  reason: MachineReason | null;
+}
+
+/** A click this soon after delivery is a security scanner following links, not a reader. */
+export const MIN_HUMAN_CLICK_DELAY_MS = 5_000;
+
+// Apple Mail Privacy Protection prefetches every image through Apple's proxy with this bare UA,
+// whether or not the message is ever read.
+const APPLE_MPP = /^Mozilla\/5\.0$/;
+// Gmail fetches images through its proxy and caches them: the reader is hidden and repeat opens
+// never reach us, so such an open is not evidence of a particular human reading.
+const GOOGLE_PROXY = /GoogleImageProxy|ggpht\.com/i;
+// Link scanners and HTTP libraries announce themselves. `bot` must be followed by a version or
+// separator so phone names like "Cubot Note" do not match.
+const BOT =
+  /bot[/;+)-]|\bbot\b|crawler|spider|HeadlessChrome|PhantomJS|python-requests|python-urllib|aiohttp|\bcurl\/|\bwget\/|Go-http-client|okhttp|Java\/|libwww|Barracuda|Mimecast|Proofpoint|urldefense|Symantec|Forcepoint|\bnode-fetch\b|\bundici\b|axios\//i;
+
+type Rule = (e: EngagementInput) => MachineReason | null;
+
+const RULES: Rule[] = [
+  (e) => (e.method === 'HEAD' ? 'head_request' : null),
+  (e) => (e.userAgent.trim() === '' ? 'no_user_agent' : null),
+  (e) => (APPLE_MPP.test(e.userAgent) ? 'apple_mail_privacy' : null),
+  (e) => (GOOGLE_PROXY.test(e.userAgent) ? 'google_image_proxy' : null),
+  (e) => (BOT.test(e.userAgent) ? 'bot_user_agent' : null),
+  (e) => (e.type === 'click' && e.sentAt !== null && e.at - e.sentAt < MIN_HUMAN_CLICK_DELAY_MS ? 'too_soon_after_delivery' : null),
+];
+
+export function classifyEngagement(e: EngagementInput): EngagementLabel {
+  for (const rule of RULES) {
+    const reason = rule(e);
+    if (reason) return { isMachine: true, reason };
+  }
+  return { isMachine: false, reason: null };
+}

@@ -1,0 +1,123 @@
+import type { Context } from '../context.ts';
+import type { TrackedEvent } from '../store/repos/tracking.ts';
+import { classifyEngagement } from './engagement.ts';
+
+export type { TrackedEvent } from '../store/repos/tracking.ts';
+
+/**
+ * Group commit for opens and clicks. A tracking request only pushes its event into memory and
+ * answers; the buffer is written as one transaction of multi-row INSERTs when it reaches
+ * `maxBatch` events or `intervalMs` after the first buffered event, whichever comes first, one
+ * flush at a time. Awaiting one INSERT per request serialises every request on a commit; this
+ * turns thousands of commits into a few.
+ *
+ * Nothing recorded is lost on an orderly stop: close() (called by notify.close(), which
+ * `notify serve` calls on SIGTERM) writes everything buffered. While the database is unreachable
+ * batches are kept and retried (up to `maxBuffered` events, then new events are dropped and counted).
+ */
+export interface TrackingRecorder {
+  record(event: TrackedEvent): void;
+  /** writes everything buffered so far; rejects if a batch could not be written */
+  flush(): Promise<void>;
+  /** stops the timer and writes everything buffered; later events are dropped. Never rejects. */
+  close(): Promise<void>;
+  readonly stats: { readonly buffered: number; readonly written: number; readonly dropped: number };
+}
+
+export interface TrackingRecorderOptions {
+  intervalMs?: number;
+  maxBatch?: number;
+  maxBuffered?: number;
+}
+
+export function createTrackingRecorder(ctx: Pick<Context, 'store' | 'log'>, opts: TrackingRecorderOptions = {}): TrackingRecorder {
+  const intervalMs = opts.intervalMs ?? 100;
+  const maxBatch = opts.maxBatch ?? 1000;
+  const maxBuffered = opts.maxBuffered ?? 200_000;
+  let buffer: TrackedEvent[] = [];
+  let running: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let closed = false;
+  let failures = 0;
+  let written = 0;
+  let dropped = 0;
+
+  const label = (e: TrackedEvent, send: { sent_at: number | null }) =>
+    classifyEngagement({ type: e.type, method: e.method, userAgent: e.userAgent, at: e.at, sentAt: send.sent_at });
+
+  /** writes one batch; a connection error puts it back for a retry, any other error drops it */
+  async function writeBatch(batch: TrackedEvent[]): Promise<void> {
+    try {
+      const r = await ctx.store.tracking.applyBatch(batch, label);
+      written += r.inserted;
+      failures = 0;
+    } catch (err) {
+      failures++;
+      if (ctx.store.dialect.isConnectionError(err) && !closed) {
+        buffer = batch.concat(buffer);
+        ctx.log.warn({ err, buffered: buffer.length }, 'tracking events not written yet (database unreachable); will retry');
+      } else {
+        dropped += batch.length;
+        ctx.log.error({ err, events: batch.length }, 'tracking events could not be written');
+      }
+      throw err;
+    }
+  }
+
+  async function drain(): Promise<void> {
+    while (buffer.length > 0) {
+      const batch = buffer.length <= maxBatch ? buffer : buffer.slice(0, maxBatch);
+      buffer = batch === buffer ? [] : buffer.slice(maxBatch);
+      await writeBatch(batch);
+    }
+  }
+
+  function kick(): Promise<void> {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    running ??= drain().finally(() => {
+      running = null;
+      if (buffer.length > 0 && !closed) schedule(failures > 0 ? Math.min(5000, intervalMs * 2 ** failures) : 0);
+    });
+    return running;
+  }
+
+  function schedule(delay: number): void {
+    if (timer || running) return;
+    timer = setTimeout(() => kick().catch(() => {}), delay);
+    timer.unref();
+  }
+
+  return {
+    record(event) {
+      if (closed || buffer.length >= maxBuffered) {
+        dropped++;
+        if (dropped === 1 || dropped % 10_000 === 0) ctx.log.error({ dropped, closed }, 'tracking events dropped');
+        return;
+      }
+      buffer.push(event);
+      if (buffer.length >= maxBatch && !running) kick().catch(() => {});
+      else schedule(intervalMs);
+    },
+    async flush() {
+      if (running) await running.catch(() => {});
+      while (buffer.length > 0) await kick();
+    },
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      try {
+        if (running) await running.catch(() => {});
+        if (buffer.length > 0) await kick();
+      } catch {
+        ctx.log.error({ lost: buffer.length }, 'tracking events lost on close');
+        dropped += buffer.length;
+        buffer = [];
+      }
+    },
+    get stats() {
+      return { buffered: buffer.length, written, dropped };
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import type { Context as HonoContext } from 'hono';
+import { parseLinkRef } from '../core/links.ts';
+import { createClickResolver } from '../core/tracking-links.ts';
+import type { RouteModule } from './app.ts';
+import { clientIp } from './client-ip.ts';
+import { header } from './request.ts';
+import { viewPage } from './view-page.ts';
+
+/**
+ * GET /notify/click/<token>?l=<scope>.<index>.<sig>: 302 to the URL the service put in that
+ * email, and a click event. Anything else (unknown token, tampered or foreign reference, index
+ * out of range, a non-http(s) destination) is a 404 page and never a redirect. The handler stays
+ * synchronous when the scope's links are cached, so a click costs no query and no extra tick.
+ */
+export const clickRoute: RouteModule = (app, parts) => {
+  const { ctx, recorder } = parts;
+  const resolve = createClickResolver(ctx);
+  const trackIp = ctx.config.trackIpAddress;
+  const trustProxy = ctx.config.trustProxy;
+
+  const respond = (c: HonoContext, token: string, ref: string | undefined, url: string | undefined): Response | Promise<Response> => {
+    if (!url) return viewPage(c, parts, 'link_invalid', {}, 404);
+    recorder.record({
+      type: 'click',
+      token,
+      at: ctx.clock.now(),
+      link_index: parseLinkRef(ref)!.index,
+      metadata: trackIp ? { ip: clientIp(c, trustProxy) } : {},
+      method: c.req.method,
+      userAgent: header(c, 'user-agent'),
+    });
+    return redirect(url);
+  };
+
+  app.get('/notify/click/:token', (c): Response | Promise<Response> => {
+    const token = c.req.param('token');
+    const ref = c.req.query('l');
+    const url = resolve(token, ref);
+    if (url instanceof Promise) return url.then((u) => respond(c, token, ref, u));
+    return respond(c, token, ref, url);
+  });
+};
+
+function redirect(url: string): Response {
+  // no-referrer: the destination learns nothing about the webmail page or the tracking URL.
+  return new Response(null, { status: 302, headers: { Location: url, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' } });
+}
+

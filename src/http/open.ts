@@ -1,0 +1,40 @@
+import { isWellFormedToken } from '../core/tokens.ts';
+import type { RouteModule } from './app.ts';
+import { clientIp } from './client-ip.ts';
+import { header } from './request.ts';
+
+/** 1x1 GIF89a, 43 bytes, its only pixel transparent (graphic control extension). */
+export const PIXEL_GIF = Uint8Array.from(Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64'));
+
+const GIF_HEADERS = {
+  'Content-Type': 'image/gif',
+  'Content-Length': String(PIXEL_GIF.byteLength),
+  'Cache-Control': 'no-store',
+};
+
+/**
+ * GET /notify/open/<token>: the same 43-byte GIF whatever the token and whatever the database
+ * is doing. Recording is a push into the group-commit buffer (core/tracking.ts): the response
+ * never waits for a write. Malformed tokens are not even buffered; unknown well-formed ones are
+ * dropped when the batch resolves its tokens.
+ */
+export const openRoute: RouteModule = (app, { ctx, recorder }) => {
+  const trackIp = ctx.config.trackIpAddress;
+  const trustProxy = ctx.config.trustProxy;
+  app.get('/notify/open/:token', (c) => {
+    const token = c.req.param('token');
+    if (isWellFormedToken(token)) {
+      recorder.record({
+        type: 'open',
+        token,
+        at: ctx.clock.now(),
+        link_index: null,
+        metadata: trackIp ? { ip: clientIp(c, trustProxy) } : {},
+        method: c.req.method,
+        userAgent: header(c, 'user-agent'),
+      });
+    }
+    // A fresh Response with a plain header object: @hono/node-server writes it without copying.
+    return new Response(PIXEL_GIF, { status: 200, headers: GIF_HEADERS });
+  });
+};

@@ -1,0 +1,49 @@
+import type { Context as HonoContext } from 'hono';
+import { isWellFormedToken } from '../core/tokens.ts';
+import { findUnsubscribe, maskEmail, type UnsubscribeLookup, unsubscribe } from '../core/unsubscribe.ts';
+import type { HttpParts, RouteModule } from './app.ts';
+import { viewPage } from './view-page.ts';
+
+/**
+ * GET and POST /notify/unsubscribe/<token>[?s=<sendToken>].
+ *
+ * - GET runs the flow and renders unsubscribe_success (200), or unsubscribe_invalid (404) /
+ *   unsubscribe_expired (410). With unsubscribeConfirm, GET only renders unsubscribe_confirm
+ *   (a button that POSTs) so link scanners cannot unsubscribe anyone.
+ * - POST is RFC 8058 one-click: any body (`List-Unsubscribe=One-Click` urlencoded or multipart,
+ *   or none) and no cookie or CSRF token; it answers the page itself, never a redirect.
+ * - HEAD answers the status GET would, and never acts.
+ * Every answer is idempotent: using the link again shows success and changes nothing.
+ */
+export const unsubscribeRoute: RouteModule = (app, parts) => {
+  const handle = (c: HonoContext) => {
+    const token = c.req.param('token') ?? '';
+    const method = c.req.method;
+    if (method === 'HEAD') return findUnsubscribe(parts.ctx, token).then((found) => new Response(null, { status: STATUS[found.outcome] }));
+    if (method === 'GET' && parts.ctx.config.unsubscribeConfirm) return confirmPage(c, parts, token);
+    return act(c, parts, token, method === 'POST' ? 'one-click' : 'link');
+  };
+  app.get('/notify/unsubscribe/:token', handle);
+  app.post('/notify/unsubscribe/:token', handle);
+};
+
+const STATUS = { valid: 200, unsubscribed: 200, invalid: 404, expired: 410 } as const;
+
+async function act(c: HonoContext, parts: HttpParts, token: string, source: 'link' | 'one-click'): Promise<Response> {
+  const result = await unsubscribe(parts.ctx, token, { source, sendToken: c.req.query('s') });
+  if (result.outcome !== 'unsubscribed') return outcomePage(c, parts, result);
+  return viewPage(c, parts, 'unsubscribe_success', { email: maskEmail(result.contact.email), already: !result.changed });
+}
+
+async function confirmPage(c: HonoContext, parts: HttpParts, token: string): Promise<Response> {
+  const found = await findUnsubscribe(parts.ctx, token);
+  if (found.outcome !== 'valid') return outcomePage(c, parts, found);
+  const s = c.req.query('s');
+  // Relative action: the form posts back to the host that served it (CSP form-action 'self').
+  const action = `/notify/unsubscribe/${encodeURIComponent(token)}${isWellFormedToken(s) ? `?s=${s}` : ''}`;
+  return viewPage(c, parts, 'unsubscribe_confirm', { email: maskEmail(found.contact.email), action, already: found.contact.status === 'unsubscribed' });
+}
+
+function outcomePage(c: HonoContext, parts: HttpParts, r: Exclude<UnsubscribeLookup, { outcome: 'valid' }>): Promise<Response> {
+  return viewPage(c, parts, r.outcome === 'expired' ? 'unsubscribe_expired' : 'unsubscribe_invalid', {}, STATUS[r.outcome]);
+}

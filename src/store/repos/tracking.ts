@@ -1,0 +1,186 @@
+import { type Kysely, sql } from 'kysely';
+import type { EngagementLabel } from '../../core/engagement.ts';
+import type { DialectKind } from '../dialect.ts';
+import type { Database } from '../schema.ts';
+import { addDelta, type CounterDeltas, createCountersRepo } from './counters.ts';
+
+/** An open or click as the HTTP layer saw it, before its token is resolved. */
+export interface TrackedEvent {
+  type: 'open' | 'click';
+  token: string;
+  /** epoch ms of the request */
+  at: number;
+  link_index: number | null;
+  metadata: Record<string, unknown>;
+  method: string;
+  userAgent: string;
+}
+
+export interface SendRef {
+  id: number;
+  campaign_id: number | null;
+  contact_id: number | null;
+  sent_at: number | null;
+}
+
+export interface TrackingBatchResult {
+  inserted: number;
+  /** events whose token matched no send (dropped) */
+  unknown: number;
+  firstOpens: number;
+  firstClicks: number;
+}
+
+export type EventLabeler = (event: TrackedEvent, send: SendRef) => EngagementLabel;
+
+export interface TrackingRepo {
+  /**
+   * One write transaction for a batch (group commit): resolves the tokens in one query (rows
+   * locked on PostgreSQL, the database write-locked on SQLite), inserts every event as multi-row
+   * INSERTs, sets opened_at / clicked_at (and their human_ twins) only where still null, and adds
+   * the per-campaign counter deltas of the first ones. Concurrent writers in other processes
+   * cannot count a first open twice.
+   */
+  applyBatch(events: TrackedEvent[], label: EventLabeler): Promise<TrackingBatchResult>;
+  sendByToken(token: string): Promise<SendRef | undefined>;
+}
+
+type SendRow = SendRef & { token: string } & Record<FirstColumn, number | null>;
+type FirstColumn = 'opened_at' | 'human_opened_at' | 'clicked_at' | 'human_clicked_at';
+const FIRSTS: { column: FirstColumn; type: 'open' | 'click'; human: boolean; counter: 'opened' | 'human_opened' | 'clicked' | 'human_clicked' }[] = [
+  { column: 'opened_at', type: 'open', human: false, counter: 'opened' },
+  { column: 'human_opened_at', type: 'open', human: true, counter: 'human_opened' },
+  { column: 'clicked_at', type: 'click', human: false, counter: 'clicked' },
+  { column: 'human_clicked_at', type: 'click', human: true, counter: 'human_clicked' },
+];
+// 9 columns per event row: well under SQLite's 32,766 and PostgreSQL's 65,535 bind parameters.
+const CHUNK = 1000;
+
+export function createTrackingRepo(db: Kysely<Database>, kind: DialectKind): TrackingRepo {
+  return {
+    applyBatch: (events, label) => writeTransaction(db, kind, (trx) => applyInTransaction(trx, kind, events, label)),
+    async sendByToken(token) {
+      const row = await db.selectFrom('notify_sends').select(['id', 'campaign_id', 'contact_id', 'sent_at']).where('token', '=', token).executeTakeFirst();
+      return row && { id: Number(row.id), campaign_id: num(row.campaign_id), contact_id: num(row.contact_id), sent_at: num(row.sent_at) };
+    },
+  };
+}
+
+async function applyInTransaction(trx: Kysely<Database>, kind: DialectKind, events: TrackedEvent[], label: EventLabeler): Promise<TrackingBatchResult> {
+  const sends = await lockSends(trx, kind, [...new Set(events.map((e) => e.token))]);
+  const rows = [];
+  const firsts = new Map<number, Partial<Record<FirstColumn, number>>>();
+  let unknown = 0;
+  for (const e of events) {
+    const send = sends.get(e.token);
+    if (!send) {
+      unknown++;
+      continue;
+    }
+    const { isMachine, reason } = label(e, send);
+    rows.push({
+      type: e.type,
+      send_id: send.id,
+      contact_id: send.contact_id,
+      campaign_id: send.campaign_id,
+      link_index: e.link_index,
+      metadata: JSON.stringify(e.metadata),
+      is_machine: isMachine ? 1 : 0,
+      machine_reason: reason,
+      created_at: e.at,
+    });
+    const f = firsts.get(send.id) ?? {};
+    for (const c of FIRSTS) if (c.type === e.type && (!c.human || !isMachine) && (f[c.column] === undefined || e.at < f[c.column]!)) f[c.column] = e.at;
+    firsts.set(send.id, f);
+  }
+  for (let i = 0; i < rows.length; i += CHUNK) await trx.insertInto('notify_events').values(rows.slice(i, i + CHUNK)).execute();
+  const byId = new Map([...sends.values()].map((s) => [s.id, s]));
+  const { updates, deltas, firstOpens, firstClicks } = newFirsts(firsts, byId);
+  await setFirsts(trx, updates);
+  await createCountersRepo(trx).add(deltas, trx);
+  return { inserted: rows.length, unknown, firstOpens, firstClicks };
+}
+
+/** Which first timestamps this batch sets (the rows are locked, so "still null" is decided here). */
+function newFirsts(firsts: Map<number, Partial<Record<FirstColumn, number>>>, byId: Map<number, SendRow>) {
+  const updates = new Map<FirstColumn, [number, number][]>();
+  const deltas = new Map<number, CounterDeltas>();
+  let firstOpens = 0;
+  let firstClicks = 0;
+  for (const [id, f] of firsts) {
+    const send = byId.get(id)!;
+    for (const c of FIRSTS) {
+      const at = f[c.column];
+      if (at === undefined || send[c.column] !== null) continue;
+      const list = updates.get(c.column) ?? [];
+      list.push([id, at]);
+      updates.set(c.column, list);
+      addDelta(deltas, send.campaign_id, { [c.counter]: 1 });
+      if (c.column === 'opened_at') firstOpens++;
+      if (c.column === 'clicked_at') firstClicks++;
+    }
+  }
+  return { updates, deltas, firstOpens, firstClicks };
+}
+
+async function lockSends(trx: Kysely<Database>, kind: DialectKind, tokens: string[]): Promise<Map<string, SendRow>> {
+  const out = new Map<string, SendRow>();
+  for (let i = 0; i < tokens.length; i += CHUNK) {
+    let q = trx
+      .selectFrom('notify_sends')
+      .select(['id', 'token', 'campaign_id', 'contact_id', 'sent_at', 'opened_at', 'human_opened_at', 'clicked_at', 'human_clicked_at'])
+      .where('token', 'in', tokens.slice(i, i + CHUNK))
+      .orderBy('id');
+    // Row locks in id order: concurrent flushes wait for each other instead of deadlocking. NO KEY
+    // UPDATE still lets event inserts take their foreign-key share lock on these rows.
+    if (kind === 'postgres') q = q.forNoKeyUpdate();
+    for (const r of await q.execute()) {
+      out.set(r.token, {
+        id: Number(r.id),
+        token: r.token,
+        campaign_id: num(r.campaign_id),
+        contact_id: num(r.contact_id),
+        sent_at: num(r.sent_at),
+        opened_at: num(r.opened_at),
+        human_opened_at: num(r.human_opened_at),
+        clicked_at: num(r.clicked_at),
+        human_clicked_at: num(r.human_clicked_at),
+      });
+    }
+  }
+  return out;
+}
+
+/** One UPDATE per chunk: `col = coalesce(col, case id when .. then .. end)`: a set value never moves. */
+async function setFirsts(trx: Kysely<Database>, updates: Map<FirstColumn, [number, number][]>): Promise<void> {
+  const ids = [...new Set([...updates.values()].flatMap((pairs) => pairs.map(([id]) => id)))].sort((a, b) => a - b);
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    const chunk = new Set(ids.slice(i, i + CHUNK));
+    const set: Record<string, unknown> = {};
+    for (const [column, pairs] of updates) {
+      const mine = pairs.filter(([id]) => chunk.has(id));
+      if (mine.length === 0) continue;
+      const whens = sql.join(mine.map(([id, at]) => sql`when ${id} then cast(${at} as bigint)`), sql` `);
+      set[column] = sql`coalesce(${sql.ref(column)}, case id ${whens} end)`;
+    }
+    await trx.updateTable('notify_sends').set(set).where('id', 'in', [...chunk]).execute();
+  }
+}
+
+/** SQLite: BEGIN IMMEDIATE takes the write lock first, so another process cannot slip in between our read and write. */
+async function writeTransaction<T>(db: Kysely<Database>, kind: DialectKind, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (kind === 'postgres') return db.transaction().execute(fn);
+  return db.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn);
+    try {
+      const result = await fn(conn);
+      await sql`commit`.execute(conn);
+      return result;
+    } catch (err) {
+      await sql`rollback`.execute(conn).catch(() => {});
+      throw err;
+    }
+  });
+}
+
+const num = (v: number | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));
