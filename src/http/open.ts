@@ -1,6 +1,5 @@
 import { isWellFormedToken } from '../core/tokens.ts';
 import type { RouteModule } from './app.ts';
-import { clientIp } from './client-ip.ts';
 import { header } from './request.ts';
 
 /** 1x1 GIF89a, 43 bytes, its only pixel transparent (graphic control extension). */
@@ -19,8 +18,6 @@ const GIF_HEADERS = {
  * dropped when the batch resolves its tokens.
  */
 export const openRoute: RouteModule = (app, { ctx, recorder }) => {
-  const trackIp = ctx.config.trackIpAddress;
-  const trustProxy = ctx.config.trustProxy;
   app.get('/notify/open/:token', (c) => {
     const token = c.req.param('token');
     if (isWellFormedToken(token)) {
@@ -29,7 +26,8 @@ export const openRoute: RouteModule = (app, { ctx, recorder }) => {
         token,
         at: ctx.clock.now(),
         link_index: null,
-        metadata: trackIp ? { ip: clientIp(c, trustProxy) } : {},
+        // trackIpAddress covers clicks only (spec): an open's IP is mostly a mail proxy's anyway.
+        metadata: {},
         method: c.req.method,
         userAgent: header(c, 'user-agent'),
       });

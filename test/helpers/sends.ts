@@ -2,6 +2,7 @@ import { linkRef, scopeSignature } from '../../src/core/links.ts';
 import { newToken } from '../../src/core/tokens.ts';
 import type { Notify } from '../../src/notify.ts';
 import type { Store } from '../../src/store/contract.ts';
+import { parseJson } from '../../src/store/rows.ts';
 
 /**
  * Send rows for HTTP tests, written straight into the store until campaign dispatch exists:
@@ -60,5 +61,6 @@ export async function sendRow(store: Store, id: number) {
 export async function eventsOf(store: Store, sendId: number, type?: string) {
   let q = store.db.selectFrom('notify_events').selectAll().where('send_id', '=', sendId);
   if (type) q = q.where('type', '=', type);
-  return q.orderBy('id').execute();
+  const rows = await q.orderBy('id').execute();
+  return rows.map((r) => ({ ...r, metadata: parseJson(r.metadata), is_machine: Number(r.is_machine), link_index: r.link_index === null ? null : Number(r.link_index) }));
 }

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { manualClock } from '../../src/core/clock.ts';
+import { newToken } from '../../src/core/tokens.ts';
+import { createNotify } from '../../src/notify.ts';
+import { forEachEngine, testOptions, useNotify } from '../helpers/engines.ts';
+import { call } from '../helpers/http.ts';
+import { eventsOf, insertCampaign, insertSend, sendRow } from '../helpers/sends.ts';
+
+const GIF = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
+const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36';
+
+async function assertPixel(res: Response): Promise<void> {
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'image/gif');
+  assert.equal(res.headers.get('cache-control'), 'no-store');
+  const body = Buffer.from(await res.arrayBuffer());
+  assert.equal(body.length, 43);
+  assert.deepEqual(body, GIF);
+}
+
+forEachEngine('GET /notify/open', (h) => {
+  const clock = manualClock();
+  const notify = useNotify(h, { clock });
+
+  test('a known token gets the GIF, an open event on every load, opened_at on the first only', async () => {
+    const campaignId = await insertCampaign(notify().context.store);
+    const send = await insertSend(notify(), { campaignId });
+    const first = clock.now();
+    await assertPixel(await call(notify(), `/notify/open/${send.token}`, { headers: { 'user-agent': BROWSER } }));
+    clock.advance(60_000);
+    await assertPixel(await call(notify(), `/notify/open/${send.token}`, { headers: { 'user-agent': BROWSER } }));
+    await notify().flush();
+    const events = await eventsOf(notify().context.store, send.id, 'open');
+    assert.equal(events.length, 2);
+    assert.deepEqual(
+      events.map((e) => [Number(e.campaign_id), Number(e.contact_id), Number(e.is_machine), e.metadata]),
+      [
+        [campaignId, send.contactId, 0, {}],
+        [campaignId, send.contactId, 0, {}],
+      ],
+    );
+    assert.equal(Number((await sendRow(notify().context.store, send.id)).opened_at), first);
+    const counters = await notify().context.store.counters.get(campaignId);
+    assert.equal(counters.opened, 1);
+    assert.equal(counters.human_opened, 1);
+  });
+
+  test('unknown, malformed and hostile tokens get the same GIF and record nothing', async () => {
+    const before = await notify().context.store.db.selectFrom('notify_events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    for (const t of [newToken(), 'x', 'a'.repeat(5000), '..%2F..%2Fetc%2Fpasswd', '%00', "'%20or%201=1--", '<script>']) {
+      await assertPixel(await call(notify(), `/notify/open/${t}`));
+    }
+    await notify().flush();
+    const after = await notify().context.store.db.selectFrom('notify_events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    assert.equal(Number(after.n), Number(before.n));
+  });
+
+  test('machine opens are recorded and labelled, and do not count as human', async () => {
+    const campaignId = await insertCampaign(notify().context.store);
+    const send = await insertSend(notify(), { campaignId });
+    await assertPixel(await call(notify(), `/notify/open/${send.token}`, { headers: { 'user-agent': 'Mozilla/5.0' } }));
+    const head = await call(notify(), `/notify/open/${send.token}`, { method: 'HEAD', headers: { 'user-agent': BROWSER } });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('content-type'), 'image/gif');
+    await notify().flush();
+    const events = await eventsOf(notify().context.store, send.id, 'open');
+    assert.deepEqual(
+      events.map((e) => [Number(e.is_machine), e.machine_reason]),
+      [
+        [1, 'apple_mail_privacy'],
+        [1, 'head_request'],
+      ],
+    );
+    const row = await sendRow(notify().context.store, send.id);
+    assert.notEqual(row.opened_at, null);
+    assert.equal(row.human_opened_at, null);
+    assert.deepEqual(await notify().context.store.counters.get(campaignId).then((c) => [c.opened, c.human_opened]), [1, 0]);
+  });
+});
+
+forEachEngine('GET /notify/open with the database down', (h) => {
+  test('still answers the GIF; close() reports and does not throw', async () => {
+    const notify = await createNotify(testOptions(h.url, { logLevel: 'silent' }));
+    const send = await insertSend(notify);
+    await notify.context.store.close();
+    await assertPixel(await call(notify, `/notify/open/${send.token}`));
+    await assertPixel(await call(notify, `/notify/open/${newToken()}`));
+    await notify.close();
+  });
+
+  test('an unreachable PostgreSQL server does not change the answer', { skip: h.engine !== 'postgres' }, async () => {
+    const notify = await createNotify(
+      testOptions('postgres://postgres@127.0.0.1:9/none', { migrate: false, secret: 'test-secret', tracking: { intervalMs: 5 } }),
+    );
+    const t0 = Date.now();
+    await assertPixel(await call(notify, `/notify/open/${newToken()}`));
+    assert.ok(Date.now() - t0 < 500, 'the pixel never waits for the database');
+    await notify.close();
+  });
+});
