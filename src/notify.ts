@@ -13,6 +13,7 @@ import type { CampaignStats, Contact, ContactInput } from './core/types.ts';
 import { NotifyError, notImplemented } from './errors.ts';
 import { adminRoutes } from './http/admin/index.ts';
 import { createApp, type RouteModule } from './http/app.ts';
+import { captureRoutes } from './http/capture/index.ts';
 import { clickRoute } from './http/click.ts';
 import { openRoute } from './http/open.ts';
 import { unsubscribeRoute } from './http/unsubscribe.ts';
@@ -64,7 +65,7 @@ export interface Notify {
   close(): Promise<void>;
 }
 
-const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, adminRoutes];
+const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, adminRoutes, captureRoutes];
 
 export async function createNotify(options: CreateNotifyOptions = {}): Promise<Notify> {
   const { clock, fetch: fetchImpl, logger, migrate, tracking, configFile, env, cwd, ...overrides } = options;
@@ -94,7 +95,8 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions): Notify {
   const contacts = createContactsService(ctx);
   const stats = createStatsService(ctx);
   const recorder = createTrackingRecorder(ctx, tracking);
-  const app = createApp({ ctx, recorder, views: createViews(ctx.config.viewsPath) }, ROUTES);
+  const closers: (() => Promise<void>)[] = [];
+  const app = createApp({ ctx, recorder, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn) }, ROUTES);
   const handle = (request: Request, env?: HttpBindings) => Promise.resolve(app.fetch(request, env));
   let closed = false;
   /** every API member refuses work once close() has run */
@@ -134,6 +136,7 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions): Notify {
       closed = true;
       // Buffered tracking events go to the database before it closes.
       await recorder.close();
+      for (const fn of closers) await fn().catch((err) => ctx.log.error({ err }, 'close failed'));
       await ctx.store.close();
     },
   };

@@ -15,6 +15,8 @@ export interface HttpParts {
   recorder: TrackingRecorder;
   /** shipped views with the application's overrides under viewsPath */
   views: Views;
+  /** registers cleanup run by notify.close() (e.g. a rate-limit store's Redis connection) */
+  onClose?: (fn: () => Promise<void>) => void;
 }
 
 export type RouteModule = (app: Hono, parts: HttpParts) => void;

@@ -9,6 +9,8 @@ import type { LinksRepo } from './repos/links.ts';
 import type { MetaRepo } from './repos/meta.ts';
 import type { StatsRepo } from './repos/stats.ts';
 import type { TrackingRepo } from './repos/tracking.ts';
+import type { OptinRepo } from './repos/optin.ts';
+import type { RateLimitsRepo } from './repos/rate-limits.ts';
 import type { Database } from './schema.ts';
 
 /**
@@ -30,6 +32,8 @@ export interface Store {
   /** read-only queries for stats and the admin pages */
   readonly stats: StatsRepo;
   readonly tracking: TrackingRepo;
+  readonly optin: OptinRepo;
+  readonly rateLimits: RateLimitsRepo;
   migrate(): Promise<MigrateResult>;
   close(): Promise<void>;
 }

@@ -11,6 +11,8 @@ import { createLinksRepo } from './repos/links.ts';
 import { createMetaRepo } from './repos/meta.ts';
 import { createStatsRepo } from './repos/stats.ts';
 import { createTrackingRepo } from './repos/tracking.ts';
+import { createOptinRepo } from './repos/optin.ts';
+import { createRateLimitsRepo } from './repos/rate-limits.ts';
 import { createSqliteDialect } from './sqlite/index.ts';
 
 export type { Store } from './contract.ts';
@@ -36,6 +38,8 @@ export function createStore(url: string): Store {
     meta: createMetaRepo(db),
     stats: createStatsRepo(db),
     tracking: createTrackingRepo(db, dialect.kind),
+    optin: createOptinRepo(db),
+    rateLimits: createRateLimitsRepo(db),
     async migrate() {
       try {
         await dialect.prepare();

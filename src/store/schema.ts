@@ -18,6 +18,8 @@ export interface ContactsTable {
   consent_source: string | null;
   consent_ip: string | null;
   confirm_token_hash: string | null;
+  /** when the current double opt-in link was issued (migration 007) */
+  confirm_sent_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -164,6 +166,13 @@ export interface WebhookReceiptsTable {
   created_at: number;
 }
 
+/** fixed-window counters of the database rate-limit store (migration 007) */
+export interface RateLimitsTable {
+  bucket: string;
+  hits: number;
+  reset_at: number;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -184,4 +193,5 @@ export interface Database {
   notify_campaign_counters: CampaignCountersTable;
   notify_webhook_receipts: WebhookReceiptsTable;
   notify_meta: MetaTable;
+  notify_rate_limits: RateLimitsTable;
 }

@@ -3,6 +3,7 @@ import { NotifyError } from '../../errors.ts';
 import type { DialectKind } from '../dialect.ts';
 import * as m001 from './001_initial.ts';
 import * as m004 from './004_tracking.ts';
+import * as m007 from './007_capture.ts';
 
 /** What a migration needs to know to write one definition for both engines. */
 export interface MigrationContext {
@@ -25,6 +26,7 @@ type MigrationModule = { up: (db: Kysely<any>, ctx: MigrationContext) => Promise
 const MIGRATIONS: Record<string, MigrationModule> = {
   '001_initial': m001,
   '004_tracking': m004,
+  '007_capture': m007,
 };
 
 export function migrationContext(kind: DialectKind): MigrationContext {

@@ -1,0 +1,43 @@
+import type { Context } from '../../context.ts';
+import { createContactsService } from '../../core/contacts.ts';
+import { createOptin } from '../../core/optin.ts';
+import { createConfirmationSender } from '../../core/optin-mail.ts';
+import type { Mailer } from '../../mail/contract.ts';
+import type { RouteModule } from '../app.ts';
+import { createLimiterStore } from '../rate-limit/index.ts';
+import { doConfirm, showConfirm } from './confirm.ts';
+import { handleCapture } from './route.ts';
+
+/** One sign-up address may be posted this often (per hour), whoever posts it: stops subscription bombing. */
+export const ADDRESS_RULE = { name: 'capture:address', points: 3, windowSec: 3600 } as const;
+
+/** POST /notify/capture, GET and POST /notify/confirm/<token>. */
+export const captureRoutes: RouteModule = (app, parts) => {
+  const { ctx } = parts;
+  const limits = createLimiterStore(ctx);
+  parts.onClose?.(() => limits.close());
+  const { views } = parts;
+  const contacts = createContactsService(ctx);
+  const optin = createOptin(ctx, views, createConfirmationSender(ctx, () => confirmationMailer(ctx)));
+  const deps = {
+    ctx,
+    contacts,
+    requestConfirmation: optin.requestConfirmation,
+    ipLimiter: ctx.config.captureRateLimit > 0 ? limits.limiter({ name: 'capture:ip', points: ctx.config.captureRateLimit, windowSec: 60 }) : undefined,
+    addressLimiter: limits.limiter(ADDRESS_RULE),
+  };
+  app.post('/notify/capture', (c) => handleCapture(c, deps));
+  app.get('/notify/confirm/:token', (c) => showConfirm(c, optin, views));
+  app.post('/notify/confirm/:token', (c) => doConfirm(c, optin, views, ctx.config.trustProxy));
+};
+
+/**
+ * The mailer for confirmation emails: none in testMode (logged instead), the application's Mailer
+ * object when it passed one. String mailer specs are opened by the mail module (issue 3); until it
+ * lands here they are logged like testMode.
+ */
+function confirmationMailer(ctx: Context): Mailer | undefined {
+  if (ctx.config.testMode) return undefined;
+  const m = ctx.config.mailer as unknown;
+  return typeof m === 'object' && m !== null ? (m as Mailer) : undefined;
+}
