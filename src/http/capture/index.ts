@@ -27,8 +27,8 @@ export const captureRoutes: RouteModule = (app, parts) => {
     addressLimiter: limits.limiter(ADDRESS_RULE),
   };
   app.post('/notify/capture', (c) => handleCapture(c, deps));
-  app.get('/notify/confirm/:token', (c) => showConfirm(c, optin, views));
-  app.post('/notify/confirm/:token', (c) => doConfirm(c, optin, views, ctx.config.trustProxy));
+  app.get('/notify/confirm/:token', (c) => showConfirm(c, parts, optin));
+  app.post('/notify/confirm/:token', (c) => doConfirm(c, parts, optin));
 };
 
 /**

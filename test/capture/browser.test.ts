@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { type Browser, chromium } from 'playwright-core';
+import { notify_flash, notify_form } from '../../src/index.ts';
+import { createNotify, type Notify } from '../../src/notify.ts';
+import { freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
+
+const CHROMIUM = process.env.NOTIFY_TEST_CHROMIUM ?? '/usr/bin/chromium';
+// CI installs Debian's chromium (.ci/run): there a missing browser fails the suite instead of skipping it.
+const skip = !existsSync(CHROMIUM) && !process.env.CI ? `no browser at ${CHROMIUM}` : false;
+
+describe('capture form in a real browser', { skip }, () => {
+  const db = freshDatabaseUrl('sqlite');
+  let notify: Notify;
+  let server: Server;
+  let base: string;
+  let browser: Browser;
+  before(async () => {
+    notify = await createNotify(testOptions(db.url, { captureRateLimit: 2 }));
+    // The application: its own pages, with /notify/* mounted.
+    server = createServer((req, res) => {
+      if (req.url?.startsWith('/notify/')) return notify.listener(req, res);
+      const flash = notify_flash(req);
+      res.setHeader('Set-Cookie', flash.clear);
+      res.setHeader('Content-Type', 'text/html; charset=utf-8');
+      if (req.url === '/thanks') return res.end(`<h1>Thanks page</h1><p id="ok">${flash.success.join(' ')}</p>`);
+      res.end(`<h1>Sign up</h1>${notify_form({ config: notify.config, list: 'news', redirect: '/thanks', flash: req })}`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  });
+  after(async () => {
+    await browser?.close();
+    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    await notify?.close();
+    db.cleanup();
+  });
+
+  test('a sign-up lands on the redirect page with the success flash; over the limit the browser is sent back to the form with notify_errors', async () => {
+    const page = await browser.newPage();
+    const signUp = async (email: string) => {
+      await page.goto(`${base}/signup`);
+      await page.fill('input[name=email]', email);
+      await Promise.all([page.waitForLoadState('load'), page.click('button[type=submit]')]);
+      await page.waitForURL(/\/(thanks|signup)$/);
+    };
+    await page.goto(`${base}/signup`);
+    const hp = await page.locator('input[name=notify_hp]').boundingBox();
+    assert.ok(hp && hp.x < 0, 'the honeypot is off-screen');
+
+    await signUp('browser1@example.com');
+    assert.equal(new URL(page.url()).pathname, '/thanks');
+    assert.equal(await page.textContent('#ok'), 'Thanks for subscribing!');
+    await signUp('browser2@example.com');
+    assert.equal(new URL(page.url()).pathname, '/thanks');
+
+    await signUp('browser3@example.com');
+    assert.equal(new URL(page.url()).pathname, '/signup', 'the 429 sent the browser back to the form');
+    assert.equal(await page.textContent('.notify-errors'), 'Too many sign-ups from your network. Please try again in a minute.');
+    assert.equal(await notify.contacts.get('browser3@example.com'), undefined);
+    assert.deepEqual((await notify.contacts.get('browser1@example.com'))?.lists, ['news']);
+    await page.reload();
+    assert.equal(await page.locator('.notify-errors').count(), 0, 'the page cleared the flash: shown once');
+  });
+});
