@@ -32,7 +32,7 @@ export function niceCeil(n: number): number {
   return ([1, 2, 5, 10].map((k) => k * p).find((v) => v >= n) ?? 10 * p) as number;
 }
 
-export function lineChart({ title, times, bucketMs, series, width = 720, height = 260 }: ChartInput): string {
+export function lineChart({ title, times, bucketMs, series, width = 1000, height = 280 }: ChartInput): string {
   const w = width - M.left - M.right;
   const h = height - M.top - M.bottom;
   const n = times.length;
@@ -50,7 +50,9 @@ export function lineChart({ title, times, bucketMs, series, width = 720, height 
     parts.push(`<text x="${M.left + w / 2}" y="${M.top + h / 2}" text-anchor="middle" font-size="13" fill="#71717a">No opens or clicks yet</text>`);
   }
   for (const i of labelIndexes(n)) {
-    parts.push(`<text x="${x(i).toFixed(1)}" y="${height - 12}" text-anchor="middle" font-size="11" fill="#71717a">${escapeXml(fmtTime(times[i], bucketMs))}</text>`);
+    // the outer labels are anchored inwards so they are never clipped at the edges
+    const anchor = n > 1 && i === 0 ? 'start' : n > 1 && i === n - 1 ? 'end' : 'middle';
+    parts.push(`<text x="${x(i).toFixed(1)}" y="${height - 12}" text-anchor="${anchor}" font-size="11" fill="#71717a">${escapeXml(fmtTime(times[i], bucketMs))}</text>`);
   }
   for (const s of series) {
     const dash = s.dashed ? ' stroke-dasharray="5 4"' : '';
