@@ -17,6 +17,8 @@ export interface EngagementInput {
   at: number;
   /** epoch ms the send was handed to the provider, when known */
   sentAt: number | null;
+  /** this click is part of a burst: several different links of one send followed within BURST_WINDOW_MS */
+  burst?: boolean;
 }
 
 export type MachineReason =
@@ -25,7 +27,8 @@ export type MachineReason =
   | 'apple_mail_privacy'
   | 'google_image_proxy'
   | 'bot_user_agent'
-  | 'too_soon_after_delivery';
+  | 'too_soon_after_delivery'
+  | 'link_burst';
 
 export interface EngagementLabel {
   isMachine: boolean;
@@ -34,6 +37,9 @@ export interface EngagementLabel {
 
 /** A click this soon after delivery is a security scanner following links, not a reader. */
 export const MIN_HUMAN_CLICK_DELAY_MS = 5_000;
+/** A person reads, then clicks one link; a scanner requests every link of the message at once. */
+export const BURST_WINDOW_MS = 2_000;
+export const BURST_MIN_LINKS = 3;
 
 // Apple Mail Privacy Protection prefetches every image through Apple's proxy with this bare UA,
 // whether or not the message is ever read.
@@ -55,6 +61,7 @@ const RULES: Rule[] = [
   (e) => (GOOGLE_PROXY.test(e.userAgent) ? 'google_image_proxy' : null),
   (e) => (BOT.test(e.userAgent) ? 'bot_user_agent' : null),
   (e) => (e.type === 'click' && e.sentAt !== null && e.at - e.sentAt < MIN_HUMAN_CLICK_DELAY_MS ? 'too_soon_after_delivery' : null),
+  (e) => (e.type === 'click' && e.burst ? 'link_burst' : null),
 ];
 
 export function classifyEngagement(e: EngagementInput): EngagementLabel {
@@ -63,4 +70,44 @@ export function classifyEngagement(e: EngagementInput): EngagementLabel {
     if (reason) return { isMachine: true, reason };
   }
   return { isMachine: false, reason: null };
+}
+
+export interface ClickPoint<K> {
+  key: K;
+  sendId: number;
+  link: number | null;
+  at: number;
+}
+
+/**
+ * The clicks that belong to a link burst: at least BURST_MIN_LINKS different links of the same
+ * send within BURST_WINDOW_MS. Every click inside such a window is marked, the first ones too,
+ * so the caller can relabel clicks it already stored.
+ */
+export function findLinkBursts<K>(clicks: ClickPoint<K>[]): Set<K> {
+  const bySend = new Map<number, ClickPoint<K>[]>();
+  for (const c of clicks) {
+    if (c.link === null) continue;
+    const list = bySend.get(c.sendId);
+    if (list) list.push(c);
+    else bySend.set(c.sendId, [c]);
+  }
+  const out = new Set<K>();
+  for (const list of bySend.values()) {
+    if (new Set(list.map((c) => c.link)).size < BURST_MIN_LINKS) continue;
+    list.sort((a, b) => a.at - b.at);
+    const inWindow = new Map<number | null, number>();
+    let start = 0;
+    for (let end = 0; end < list.length; end++) {
+      inWindow.set(list[end].link, (inWindow.get(list[end].link) ?? 0) + 1);
+      while (list[end].at - list[start].at > BURST_WINDOW_MS) {
+        const n = inWindow.get(list[start].link)! - 1;
+        if (n === 0) inWindow.delete(list[start].link);
+        else inWindow.set(list[start].link, n);
+        start++;
+      }
+      if (inWindow.size >= BURST_MIN_LINKS) for (let i = start; i <= end; i++) out.add(list[i].key);
+    }
+  }
+  return out;
 }

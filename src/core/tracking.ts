@@ -42,8 +42,8 @@ export function createTrackingRecorder(ctx: Pick<Context, 'store' | 'log'>, opts
   let written = 0;
   let dropped = 0;
 
-  const label = (e: TrackedEvent, send: { sent_at: number | null }) =>
-    classifyEngagement({ type: e.type, method: e.method, userAgent: e.userAgent, at: e.at, sentAt: send.sent_at });
+  const label = (e: TrackedEvent, send: { sent_at: number | null }, hints: { burst: boolean }) =>
+    classifyEngagement({ type: e.type, method: e.method, userAgent: e.userAgent, at: e.at, sentAt: send.sent_at, burst: hints.burst });
 
   /** writes one batch; a connection error puts it back for a retry, any other error drops it */
   async function writeBatch(batch: TrackedEvent[]): Promise<void> {

@@ -1,6 +1,5 @@
 import type { RouteModule } from '../app.ts';
 import { createStatsService } from '../../core/stats.ts';
-import { createViews } from '../../render/views.ts';
 import { requireAdminToken } from './auth.ts';
 import { registerCampaignPages } from './campaigns.ts';
 import { registerOutboxPages } from './outbox.ts';
@@ -10,14 +9,13 @@ import { registerOutboxPages } from './outbox.ts';
  * chart, drip sequences with enrollments by status, and the outbox. Read-only: nothing here changes
  * data, so there is no form to forge. Every request passes the token check first.
  */
-export const adminRoutes: RouteModule = (app, { ctx }) => {
+export const adminRoutes: RouteModule = (app, { ctx, views }) => {
   const token = ctx.config.adminToken;
   if (!token) return;
   if (token.length < 16) ctx.log.warn('adminToken is shorter than 16 characters; use a long random value');
   const auth = requireAdminToken(token);
   app.use('/notify/admin', auth);
   app.use('/notify/admin/*', auth);
-  const views = createViews(ctx.config.viewsPath);
   registerCampaignPages(app, { ctx, views, stats: createStatsService(ctx) });
   registerOutboxPages(app, { ctx, views });
 };

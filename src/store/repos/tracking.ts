@@ -3,6 +3,7 @@ import type { EngagementLabel } from '../../core/engagement.ts';
 import type { DialectKind } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 import { addDelta, type CounterDeltas, createCountersRepo } from './counters.ts';
+import { findBursts, relabelBursts } from './link-bursts.ts';
 
 /** An open or click as the HTTP layer saw it, before its token is resolved. */
 export interface TrackedEvent {
@@ -31,7 +32,8 @@ export interface TrackingBatchResult {
   firstClicks: number;
 }
 
-export type EventLabeler = (event: TrackedEvent, send: SendRef) => EngagementLabel;
+/** `burst`: the click belongs to a burst of several links of its send (see core/engagement.ts) */
+export type EventLabeler = (event: TrackedEvent, send: SendRef, hints: { burst: boolean }) => EngagementLabel;
 
 export interface TrackingRepo {
   /**
@@ -68,6 +70,10 @@ export function createTrackingRepo(db: Kysely<Database>, kind: DialectKind): Tra
 
 async function applyInTransaction(trx: Kysely<Database>, kind: DialectKind, events: TrackedEvent[], label: EventLabeler): Promise<TrackingBatchResult> {
   const sends = await lockSends(trx, kind, [...new Set(events.map((e) => e.token))]);
+  const bursts = await findBursts(
+    trx,
+    events.flatMap((e) => (e.type === 'click' && sends.has(e.token) ? [{ event: e, sendId: sends.get(e.token)!.id }] : [])),
+  );
   const rows = [];
   const firsts = new Map<number, Partial<Record<FirstColumn, number>>>();
   let unknown = 0;
@@ -77,7 +83,7 @@ async function applyInTransaction(trx: Kysely<Database>, kind: DialectKind, even
       unknown++;
       continue;
     }
-    const { isMachine, reason } = label(e, send);
+    const { isMachine, reason } = label(e, send, { burst: bursts.inBatch.has(e) });
     rows.push({
       type: e.type,
       send_id: send.id,
@@ -95,7 +101,9 @@ async function applyInTransaction(trx: Kysely<Database>, kind: DialectKind, even
   }
   for (let i = 0; i < rows.length; i += CHUNK) await trx.insertInto('notify_events').values(rows.slice(i, i + CHUNK)).execute();
   const byId = new Map([...sends.values()].map((s) => [s.id, s]));
+  const burstDeltas = await relabelBursts(trx, bursts.stored, byId);
   const { updates, deltas, firstOpens, firstClicks } = newFirsts(firsts, byId);
+  for (const [campaignId, d] of burstDeltas) addDelta(deltas, campaignId, d);
   await setFirsts(trx, updates);
   await createCountersRepo(trx).add(deltas, trx);
   return { inserted: rows.length, unknown, firstOpens, firstClicks };

@@ -1,0 +1,96 @@
+import type { Kysely } from 'kysely';
+import { BURST_WINDOW_MS, type ClickPoint, findLinkBursts } from '../../core/engagement.ts';
+import type { Database } from '../schema.ts';
+import { addDelta, type CounterDeltas } from './counters.ts';
+
+/**
+ * Link bursts across flushes. A scanner's clicks on every link arrive within a second or two,
+ * usually spread over several group-commit batches, so the burst is only visible with the send's
+ * recent clicks already stored. Part of the tracking write transaction (the sends are locked).
+ */
+interface BurstSend {
+  id: number;
+  campaign_id: number | null;
+  human_clicked_at: number | null;
+}
+
+interface StoredClick {
+  id: number;
+  send_id: number;
+  link_index: number | null;
+  created_at: number;
+  is_machine: number;
+}
+
+export interface Bursts<E> {
+  /** clicks of this batch that belong to a burst */
+  inBatch: Set<E>;
+  /** stored clicks labelled human that turn out to belong to a burst, by send id */
+  stored: Map<number, number[]>;
+}
+
+const CHUNK = 1000;
+
+export async function findBursts<E extends { at: number; link_index: number | null }>(trx: Kysely<Database>, clicks: { event: E; sendId: number }[]): Promise<Bursts<E>> {
+  const result: Bursts<E> = { inBatch: new Set(), stored: new Map() };
+  if (clicks.length === 0) return result;
+  const since = clicks.reduce((min, c) => Math.min(min, c.event.at), Number.POSITIVE_INFINITY) - BURST_WINDOW_MS;
+  const sendIds = [...new Set(clicks.map((c) => c.sendId))];
+  const stored: StoredClick[] = [];
+  for (let i = 0; i < sendIds.length; i += CHUNK) {
+    const rows = await trx
+      .selectFrom('notify_events')
+      .select(['id', 'send_id', 'link_index', 'created_at', 'is_machine'])
+      .where('send_id', 'in', sendIds.slice(i, i + CHUNK))
+      .where('type', '=', 'click')
+      .where('created_at', '>=', since)
+      .execute();
+    for (const r of rows) stored.push({ id: Number(r.id), send_id: Number(r.send_id), link_index: r.link_index === null ? null : Number(r.link_index), created_at: Number(r.created_at), is_machine: Number(r.is_machine) });
+  }
+  const points: ClickPoint<E | StoredClick>[] = [
+    ...stored.map((s) => ({ key: s, sendId: s.send_id, link: s.link_index, at: s.created_at })),
+    ...clicks.map((c) => ({ key: c.event, sendId: c.sendId, link: c.event.link_index, at: c.event.at })),
+  ];
+  const marked = findLinkBursts(points);
+  for (const c of clicks) if (marked.has(c.event)) result.inBatch.add(c.event);
+  for (const s of stored) {
+    if (!marked.has(s) || s.is_machine !== 0) continue;
+    result.stored.set(s.send_id, [...(result.stored.get(s.send_id) ?? []), s.id]);
+  }
+  return result;
+}
+
+/**
+ * Relabels stored clicks of a burst as machine and moves each affected send's human_clicked_at to
+ * its first remaining human click (after this batch's events are inserted). A send left with none
+ * gives its unique human click back: the returned deltas take it off human_clicked. The in-memory
+ * send rows are updated so the batch's own first-click bookkeeping sees the corrected state.
+ */
+export async function relabelBursts(trx: Kysely<Database>, stored: Map<number, number[]>, sends: Map<number, BurstSend>): Promise<Map<number, CounterDeltas>> {
+  const deltas = new Map<number, CounterDeltas>();
+  if (stored.size === 0) return deltas;
+  const ids = [...stored.values()].flat();
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    await trx.updateTable('notify_events').set({ is_machine: 1, machine_reason: 'link_burst' }).where('id', 'in', ids.slice(i, i + CHUNK)).execute();
+  }
+  const counted = [...stored.keys()].filter((id) => sends.get(id)?.human_clicked_at !== null);
+  if (counted.length === 0) return deltas;
+  const rows = await trx
+    .selectFrom('notify_events')
+    .select((eb) => ['send_id', eb.fn.min('created_at').as('first')])
+    .where('send_id', 'in', counted)
+    .where('type', '=', 'click')
+    .where('is_machine', '=', 0)
+    .groupBy('send_id')
+    .execute();
+  const firstHuman = new Map(rows.map((r) => [Number(r.send_id), Number(r.first)]));
+  for (const id of counted) {
+    const send = sends.get(id)!;
+    const first = firstHuman.get(id) ?? null;
+    if (first === send.human_clicked_at) continue;
+    await trx.updateTable('notify_sends').set({ human_clicked_at: first }).where('id', '=', id).execute();
+    if (first === null) addDelta(deltas, send.campaign_id, { human_clicked: -1 });
+    send.human_clicked_at = first;
+  }
+  return deltas;
+}
