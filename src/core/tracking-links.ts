@@ -9,7 +9,12 @@ import { isWellFormedToken } from './tokens.ts';
  * change once written, so they are cached per scope: a click costs no query after the first of
  * its message. Only http(s) URLs are ever returned.
  */
-export type ClickResolver = (token: string | undefined, ref: string | undefined | null) => string | undefined | Promise<string | undefined>;
+export interface ClickTarget {
+  url: string;
+  /** the link's position in its message, for the click event */
+  index: number;
+}
+export type ClickResolver = (token: string | undefined, ref: string | undefined | null) => ClickTarget | undefined | Promise<ClickTarget | undefined>;
 
 export function createClickResolver(ctx: Pick<Context, 'store' | 'secret'>, maxScopes = 10_000): ClickResolver {
   const cache = new Map<string, string[]>();
@@ -39,9 +44,9 @@ export function createClickResolver(ctx: Pick<Context, 'store' | 'secret'>, maxS
     if (!isWellFormedToken(token)) return undefined;
     const ref = parseLinkRef(rawRef);
     if (!ref || !verifyLinkRef(ctx.secret, token, ref)) return undefined;
+    const pick = (urls: string[]) => (urls[ref.index] ? { url: urls[ref.index], index: ref.index } : undefined);
     const urls = cache.get(ref.scope);
-    if (urls) return urls[ref.index] || undefined;
-    return load(ref.scope).then((list) => list[ref.index] || undefined);
+    return urls ? pick(urls) : load(ref.scope).then(pick);
   };
 }
 

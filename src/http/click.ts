@@ -1,6 +1,5 @@
 import type { Context as HonoContext } from 'hono';
-import { parseLinkRef } from '../core/links.ts';
-import { createClickResolver } from '../core/tracking-links.ts';
+import { type ClickTarget, createClickResolver } from '../core/tracking-links.ts';
 import type { RouteModule } from './app.ts';
 import { clientIp } from './client-ip.ts';
 import { header } from './request.ts';
@@ -18,31 +17,32 @@ export const clickRoute: RouteModule = (app, parts) => {
   const trackIp = ctx.config.trackIpAddress;
   const trustProxy = ctx.config.trustProxy;
 
-  const respond = (c: HonoContext, token: string, ref: string | undefined, url: string | undefined): Response | Promise<Response> => {
-    if (!url) return viewPage(c, parts, 'link_invalid', {}, 404);
+  const respond = (c: HonoContext, token: string, target: ClickTarget | undefined): Response | Promise<Response> => {
+    if (!target) return viewPage(c, parts, 'link_invalid', {}, 404);
     recorder.record({
       type: 'click',
       token,
       at: ctx.clock.now(),
-      link_index: parseLinkRef(ref)!.index,
+      link_index: target.index,
       metadata: trackIp ? { ip: clientIp(c, trustProxy) } : {},
       method: c.req.method,
       userAgent: header(c, 'user-agent'),
     });
-    return redirect(url);
+    return redirect(target.url);
   };
 
   app.get('/notify/click/:token', (c): Response | Promise<Response> => {
     const token = c.req.param('token');
-    const ref = c.req.query('l');
-    const url = resolve(token, ref);
-    if (url instanceof Promise) return url.then((u) => respond(c, token, ref, u));
-    return respond(c, token, ref, url);
+    const target = resolve(token, c.req.query('l'));
+    if (target instanceof Promise) return target.then((t) => respond(c, token, t));
+    return respond(c, token, target);
   });
 };
 
 function redirect(url: string): Response {
   // no-referrer: the destination learns nothing about the webmail page or the tracking URL.
-  return new Response(null, { status: 302, headers: { Location: url, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' } });
+  // An empty string body (not null) keeps @hono/node-server on its fast path that writes the
+  // plain header object as is.
+  return new Response('', { status: 302, headers: { Location: url, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' } });
 }
 
