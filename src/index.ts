@@ -6,3 +6,5 @@ export type { NotifyEventMap, NotifyEventName } from './core/events.ts';
 export type { CampaignStats, Contact, ContactInput, ContactStatus, Enrollment, SendRecord } from './core/types.ts';
 export type { CampaignReport, CampaignSummary, LinkStats, ReportOptions, SequenceSummary, TimelineBucket } from './core/stats.ts';
 export { notify_form, notify_form_open, notify_flash, type NotifyFormOptions, type FlashSource, type FlashMessages, type ListChoice } from './forms.ts';
+export { keepRawBody, notifyExpress } from './http/adapters/express.ts';
+export { notifyFastify } from './http/adapters/fastify.ts';

@@ -31,13 +31,16 @@ export const clickRoute: RouteModule = (app, parts) => {
     return redirect(target.url);
   };
 
-  app.get('/notify/click/:token', (c): Response | Promise<Response> => {
-    const token = c.req.param('token');
+  // One wildcard route: a single match keeps Hono on its synchronous path (see open.ts).
+  app.get('/notify/click/*', (c): Response | Promise<Response> => {
+    const token = c.req.path.slice(PREFIX.length);
     const target = resolve(token, c.req.query('l'));
     if (target instanceof Promise) return target.then((t) => respond(c, token, t));
     return respond(c, token, target);
   });
 };
+
+const PREFIX = '/notify/click/';
 
 function redirect(url: string): Response {
   // no-referrer: the destination learns nothing about the webmail page or the tracking URL.

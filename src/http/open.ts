@@ -18,8 +18,9 @@ const GIF_HEADERS = {
  * dropped when the batch resolves its tokens.
  */
 export const openRoute: RouteModule = (app, { ctx, recorder }) => {
-  app.get('/notify/open/:token', (c) => {
-    const token = c.req.param('token');
+  // One wildcard route (not `:token` plus a fallback): a single match keeps Hono on its synchronous path.
+  app.get('/notify/open/*', (c) => {
+    const token = c.req.path.slice(PREFIX.length);
     if (isWellFormedToken(token)) {
       recorder.record({
         type: 'open',
@@ -32,7 +33,14 @@ export const openRoute: RouteModule = (app, { ctx, recorder }) => {
         userAgent: header(c, 'user-agent'),
       });
     }
-    // A fresh Response with a plain header object: @hono/node-server writes it without copying.
-    return new Response(PIXEL_GIF, { status: 200, headers: GIF_HEADERS });
+    // `/notify/open/`, `/notify/open/<token>.gif`, `/notify/open/a/b`: still the image, nothing recorded.
+    return pixel();
   });
 };
+
+const PREFIX = '/notify/open/';
+
+/** A fresh Response with a plain header object: @hono/node-server writes it without copying. */
+function pixel(): Response {
+  return new Response(PIXEL_GIF, { status: 200, headers: GIF_HEADERS });
+}

@@ -25,6 +25,8 @@ export const unsubscribeRoute: RouteModule = (app, parts) => {
   };
   app.get('/notify/unsubscribe/:token', handle);
   app.post('/notify/unsubscribe/:token', handle);
+  // No token, or extra path segments: the invalid page, nothing looked up.
+  app.on(['GET', 'POST'], '/notify/unsubscribe/*', (c) => (c.req.method === 'HEAD' ? new Response(null, { status: 404 }) : outcomePage(c, parts, { outcome: 'invalid' })));
 };
 
 const STATUS = { valid: 200, unsubscribed: 200, invalid: 404, expired: 410 } as const;

@@ -86,6 +86,8 @@ forEachEngine('GET /notify/click', (h) => {
       ["another send's link", `/notify/click/${mine.token}?l=${linkRef(`c${other}`, 0, sig(theirs.token, `c${other}`))}`],
       ['unknown token with a copied reference', `/notify/click/${newToken()}?l=${good}`],
       ['malformed token', `/notify/click/not-a-token?l=${good}`],
+      ['no token', `/notify/click/?l=${good}`],
+      ['extra path segment', `/notify/click/${mine.token}/x?l=${good}`],
       ['index out of range', clickPath(notify(), mine.token, `c${campaignId}`, 99)],
       ['index with leading sign', `/notify/click/${mine.token}?l=c${campaignId}.-1.${sig(mine.token, `c${campaignId}`)}`],
       ['stored javascript: URL', clickPath(notify(), mine.token, `c${campaignId}`, 1)],

@@ -48,7 +48,8 @@ forEachEngine('GET /notify/open', (h) => {
 
   test('unknown, malformed and hostile tokens get the same GIF and record nothing', async () => {
     const before = await notify().context.store.db.selectFrom('notify_events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
-    for (const t of [newToken(), 'x', 'a'.repeat(5000), '..%2F..%2Fetc%2Fpasswd', '%00', "'%20or%201=1--", '<script>']) {
+    const send = await insertSend(notify());
+    for (const t of [newToken(), '', 'x', 'a'.repeat(5000), '..%2F..%2Fetc%2Fpasswd', '%00', "'%20or%201=1--", '<script>', `${send.token}.gif`, `${send.token}/x`, `x/${send.token}`]) {
       await assertPixel(await call(notify(), `/notify/open/${t}`));
     }
     await notify().flush();

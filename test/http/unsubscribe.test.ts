@@ -126,6 +126,9 @@ forEachEngine('/notify/unsubscribe', (h) => {
         assert.doesNotMatch(html, /<script>/);
       }
     }
+    for (const path of ['/notify/unsubscribe/', `/notify/unsubscribe/${bystander.unsubscribe_token}/x`, `/notify/unsubscribe/x/${bystander.unsubscribe_token}`]) {
+      for (const method of ['GET', 'POST', 'HEAD']) assert.equal((await call(notify(), path, { method })).status, 404, `${method} ${path}`);
+    }
     assert.equal((await notify().contacts.get(bystander.id))?.status, 'subscribed');
   });
 
