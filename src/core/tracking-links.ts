@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import { parseLinkRef, verifyLinkRef } from './links.ts';
+import { type ParsedLinkRef, parseLinkRef, verifyLinkRef } from './links.ts';
 import { isWellFormedToken } from './tokens.ts';
 
 /**
@@ -16,9 +16,22 @@ export interface ClickTarget {
 }
 export type ClickResolver = (token: string | undefined, ref: string | undefined | null) => ClickTarget | undefined | Promise<ClickTarget | undefined>;
 
-export function createClickResolver(ctx: Pick<Context, 'store' | 'secret'>, maxScopes = 10_000): ClickResolver {
+export function createClickResolver(ctx: Pick<Context, 'store' | 'secret'>, maxScopes = 10_000, maxVerified = 20_000): ClickResolver {
   const cache = new Map<string, string[]>();
   const loading = new Map<string, Promise<string[]>>();
+  // Signatures already verified (`token.scope.sig`): one HMAC costs more than the rest of a click,
+  // and one recipient's clicks come in bursts (link scanners follow every link of an email, people
+  // click twice). The signature covers the scope, not the index, so any link of that email hits.
+  // Only successes are remembered, so forged references cannot fill it.
+  const verified = new Set<string>();
+  const isValid = (token: string, ref: ParsedLinkRef) => {
+    const key = `${token}.${ref.scope}.${ref.sig}`;
+    if (verified.has(key)) return true;
+    if (!verifyLinkRef(ctx.secret, token, ref)) return false;
+    if (verified.size >= maxVerified) verified.delete(verified.values().next().value!);
+    verified.add(key);
+    return true;
+  };
 
   function load(scope: string): Promise<string[]> {
     let p = loading.get(scope);
@@ -43,7 +56,7 @@ export function createClickResolver(ctx: Pick<Context, 'store' | 'secret'>, maxS
   return (token, rawRef) => {
     if (!isWellFormedToken(token)) return undefined;
     const ref = parseLinkRef(rawRef);
-    if (!ref || !verifyLinkRef(ctx.secret, token, ref)) return undefined;
+    if (!ref || !isValid(token, ref)) return undefined;
     const pick = (urls: string[]) => (urls[ref.index] ? { url: urls[ref.index], index: ref.index } : undefined);
     const urls = cache.get(ref.scope);
     return urls ? pick(urls) : load(ref.scope).then(pick);

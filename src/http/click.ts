@@ -34,13 +34,22 @@ export const clickRoute: RouteModule = (app, parts) => {
   // One wildcard route: a single match keeps Hono on its synchronous path (see open.ts).
   app.get('/notify/click/*', (c): Response | Promise<Response> => {
     const token = c.req.path.slice(PREFIX.length);
-    const target = resolve(token, c.req.query('l'));
+    const target = resolve(token, linkParam(c.req.url) ?? c.req.query('l'));
     if (target instanceof Promise) return target.then((t) => respond(c, token, t));
     return respond(c, token, target);
   });
 };
 
 const PREFIX = '/notify/click/';
+
+/** `l` straight from the URL string when it is the plain first parameter (what we generate); else undefined. */
+function linkParam(url: string): string | undefined {
+  const q = url.indexOf('?l=');
+  if (q < 0) return undefined;
+  const end = url.indexOf('&', q);
+  const value = url.slice(q + 3, end < 0 ? undefined : end);
+  return /^[\w.-]*$/.test(value) ? value : undefined;
+}
 
 function redirect(url: string): Response {
   // no-referrer: the destination learns nothing about the webmail page or the tracking URL.
