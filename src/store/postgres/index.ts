@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { type DatabaseIntrospector, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
@@ -34,7 +34,7 @@ export function createPostgresDialect(url: string): StoreDialect {
   });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new CurrentSchemaDialect({ pool }) });
   let closed = false;
   return {
     kind: 'postgres',
@@ -57,4 +57,30 @@ export function createPostgresDialect(url: string): StoreDialect {
       await db.destroy();
     },
   };
+}
+
+/**
+ * Kysely's PostgreSQL introspector reads the columns of EVERY schema (pg_attribute, serial
+ * sequences), and the migrator calls it to ask whether its own two tables exist. While another
+ * schema of the same database is being created or dropped (parallel test runs, another app) that
+ * catalogue-wide query fails ("column ... does not exist"). Ours looks at the current schema only.
+ */
+class CurrentSchemaDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return {
+      async getSchemas() {
+        const { rows } = await sql<{ name: string }>`select current_schema() as name`.execute(db);
+        return rows.map((r) => ({ name: r.name }));
+      },
+      async getTables() {
+        const { rows } = await sql<{ schema: string; name: string; type: string }>`
+          select table_schema as schema, table_name as name, table_type as type
+          from information_schema.tables where table_schema = current_schema()`.execute(db);
+        return rows.map((r) => ({ name: r.name, schema: r.schema, isView: r.type === 'VIEW', columns: [] }));
+      },
+      async getMetadata(options) {
+        return { tables: await this.getTables(options) };
+      },
+    };
+  }
 }
