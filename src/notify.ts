@@ -4,12 +4,16 @@ import pino, { type Logger } from 'pino';
 import { type Config, type ConfigInput, type LoadConfigOptions, loadConfig } from './config.ts';
 import type { Context } from './context.ts';
 import { type Clock, systemClock } from './core/clock.ts';
+import type { RunOptions } from './core/campaign-run.ts';
+import { type CampaignInput, createCampaignsService } from './core/campaigns.ts';
 import { createContactsService } from './core/contacts.ts';
+import { closeDispatcher } from './core/dispatch.ts';
 import { createEvents, type NotifyEventMap, type NotifyEventName } from './core/events.ts';
 import { type CampaignReport, createStatsService, type ReportOptions } from './core/stats.ts';
+import { type SendInput, sendOne } from './core/send.ts';
 import { newToken } from './core/tokens.ts';
 import { createTrackingRecorder, type TrackingRecorderOptions } from './core/tracking.ts';
-import type { CampaignStats, Contact, ContactInput } from './core/types.ts';
+import type { Campaign, CampaignRunResult, CampaignStats, Contact, ContactInput, SendRecord } from './core/types.ts';
 import { NotifyError, notImplemented } from './errors.ts';
 import { adminRoutes } from './http/admin/index.ts';
 import { createApp, type RouteModule } from './http/app.ts';
@@ -40,8 +44,10 @@ export interface Notify {
     erase(idOrEmail: number | string): Promise<boolean>;
   };
   readonly campaigns: {
-    create(input: Record<string, unknown>): Promise<unknown>;
-    send(campaignId: number): Promise<unknown>;
+    create(input: CampaignInput): Promise<Campaign>;
+    get(campaignId: number): Promise<Campaign | undefined>;
+    /** one run of notify:send-campaign */
+    send(campaignId: number, opts?: RunOptions): Promise<CampaignRunResult>;
     /** exactly { total, sent, failed, opened, clicked }, read from the per-campaign counters (no scan) */
     getCampaignStats(campaignId: number): Promise<CampaignStats>;
     /** the richer figures: suppressed, bounced, complained, unsubscribed, human-only, per link, over time */
@@ -52,7 +58,8 @@ export interface Notify {
     enroll(input: Record<string, unknown>): Promise<unknown>;
     process(): Promise<unknown>;
   };
-  send(input: Record<string, unknown>): Promise<unknown>;
+  /** one message now; returns its send record (status sent, failed or suppressed) */
+  send(input: SendInput): Promise<SendRecord>;
   /** the /notify/* controller as a web-standard handler; pass @hono/node-server's env to get the client IP */
   fetch(request: Request, env?: HttpBindings): Promise<Response>;
   /** the same controller for node:http */
@@ -94,6 +101,7 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
 function assemble(ctx: Context, tracking?: TrackingRecorderOptions): Notify {
   const contacts = createContactsService(ctx);
   const stats = createStatsService(ctx);
+  const campaigns = createCampaignsService(ctx);
   const recorder = createTrackingRecorder(ctx, tracking);
   const closers: (() => Promise<void>)[] = [];
   const app = createApp({ ctx, recorder, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn) }, ROUTES);
@@ -114,8 +122,9 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions): Notify {
       erase: open(contacts.erase),
     },
     campaigns: {
-      create: async () => notImplemented('campaigns.create'),
-      send: async () => notImplemented('campaigns.send'),
+      create: open(campaigns.create),
+      get: open(campaigns.get),
+      send: open(campaigns.send),
       getCampaignStats: open(stats.getCampaignStats),
       getCampaignReport: open(stats.getCampaignReport),
     },
@@ -124,7 +133,7 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions): Notify {
       enroll: async () => notImplemented('drips.enroll'),
       process: async () => notImplemented('drips.process'),
     },
-    send: async () => notImplemented('send'),
+    send: open((input: SendInput) => sendOne(ctx, input)),
     fetch: handle,
     // app.fetch directly: a synchronous Response (the pixel) is written without an extra tick.
     listener: getRequestListener((request, env) => app.fetch(request, env)),
@@ -137,6 +146,7 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions): Notify {
       // Buffered tracking events go to the database before it closes.
       await recorder.close();
       for (const fn of closers) await fn().catch((err) => ctx.log.error({ err }, 'close failed'));
+      await closeDispatcher(ctx);
       await ctx.store.close();
     },
   };

@@ -73,3 +73,40 @@ export interface CampaignStats {
   opened: number;
   clicked: number;
 }
+
+export const CAMPAIGN_STATUSES = ['draft', 'sending', 'sent'] as const;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+
+export interface Campaign {
+  id: number;
+  name: string | null;
+  subject: string;
+  html: string | null;
+  markdown: string | null;
+  markdown_file: string | null;
+  text: string | null;
+  layout: string | null;
+  /** list name; null = every contact */
+  list: string | null;
+  from_name: string | null;
+  from_email: string | null;
+  data: Record<string, unknown>;
+  headers: Record<string, string>;
+  status: CampaignStatus;
+  created_at: Date;
+  sent_at: Date | null;
+}
+
+/** Result of one notify:send-campaign run. */
+export interface CampaignRunResult {
+  campaignId: number;
+  sent: number;
+  failed: number;
+  suppressed: number;
+  /** rows a crashed run left in `sending` that this run marked failed (reason `interrupted`) */
+  interrupted: number;
+  /** audience members still without a send row after this run */
+  remaining: number;
+  /** true when this run found nothing left and marked the campaign sent */
+  done: boolean;
+}

@@ -18,6 +18,8 @@ export interface OutgoingMessage {
   sendToken: string;
   /** complete RFC 5322 message when the dispatcher pre-built it; a mailer may send it as-is */
   raw?: Buffer;
+  /** the Message-ID header value inside `raw` (angle brackets included) */
+  messageId?: string;
 }
 
 export interface MailResult {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DialectKind, StoreDialect } from './dialect.ts';
 import type { MigrateResult } from './migrations/index.ts';
+import type { CampaignsRepo } from './repos/campaigns.ts';
 import type { ContactsRepo } from './repos/contacts.ts';
 import type { CountersRepo } from './repos/counters.ts';
 import type { EnrollmentsRepo } from './repos/enrollments.ts';
@@ -11,6 +12,7 @@ import type { StatsRepo } from './repos/stats.ts';
 import type { TrackingRepo } from './repos/tracking.ts';
 import type { OptinRepo } from './repos/optin.ts';
 import type { RateLimitsRepo } from './repos/rate-limits.ts';
+import type { SendsRepo } from './repos/sends.ts';
 import type { Database } from './schema.ts';
 
 /**
@@ -23,6 +25,7 @@ export interface Store {
   /** for repositories and the dialect only; the domain uses the repositories */
   readonly db: Kysely<Database>;
   readonly dialect: StoreDialect;
+  readonly campaigns: CampaignsRepo;
   readonly contacts: ContactsRepo;
   readonly counters: CountersRepo;
   readonly enrollments: EnrollmentsRepo;
@@ -34,6 +37,7 @@ export interface Store {
   readonly tracking: TrackingRepo;
   readonly optin: OptinRepo;
   readonly rateLimits: RateLimitsRepo;
+  readonly sends: SendsRepo;
   migrate(): Promise<MigrateResult>;
   close(): Promise<void>;
 }

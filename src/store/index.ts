@@ -3,6 +3,7 @@ import type { Store } from './contract.ts';
 import type { StoreDialect } from './dialect.ts';
 import { migrateToLatest } from './migrations/index.ts';
 import { createPostgresDialect } from './postgres/index.ts';
+import { createCampaignsRepo } from './repos/campaigns.ts';
 import { createContactsRepo } from './repos/contacts.ts';
 import { createCountersRepo } from './repos/counters.ts';
 import { createEnrollmentsRepo } from './repos/enrollments.ts';
@@ -13,6 +14,7 @@ import { createStatsRepo } from './repos/stats.ts';
 import { createTrackingRepo } from './repos/tracking.ts';
 import { createOptinRepo } from './repos/optin.ts';
 import { createRateLimitsRepo } from './repos/rate-limits.ts';
+import { createSendsRepo } from './repos/sends.ts';
 import { createSqliteDialect } from './sqlite/index.ts';
 
 export type { Store } from './contract.ts';
@@ -30,6 +32,7 @@ export function createStore(url: string): Store {
     kind: dialect.kind,
     db,
     dialect,
+    campaigns: createCampaignsRepo(db),
     contacts: createContactsRepo(db),
     counters: createCountersRepo(db),
     enrollments: createEnrollmentsRepo(db),
@@ -40,6 +43,7 @@ export function createStore(url: string): Store {
     tracking: createTrackingRepo(db, dialect.kind),
     optin: createOptinRepo(db),
     rateLimits: createRateLimitsRepo(db),
+    sends: createSendsRepo(db),
     async migrate() {
       try {
         await dialect.prepare();

@@ -52,6 +52,10 @@ export interface CampaignsTable {
   status: string;
   created_at: number;
   sent_at: number | null;
+  /** Liquid variables for every recipient (JSON object) */
+  data: Generated<string | Record<string, unknown>>;
+  /** custom headers (JSON object of name -> value) */
+  headers: Generated<string | Record<string, unknown>>;
 }
 
 export interface SendsTable {

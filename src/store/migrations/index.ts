@@ -4,6 +4,7 @@ import type { DialectKind } from '../dialect.ts';
 import * as m001 from './001_initial.ts';
 import * as m004 from './004_tracking.ts';
 import * as m007 from './007_capture.ts';
+import * as m003 from './003_sending.ts';
 
 /** What a migration needs to know to write one definition for both engines. */
 export interface MigrationContext {
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   '001_initial': m001,
   '004_tracking': m004,
   '007_capture': m007,
+  '003_sending': m003,
 };
 
 export function migrationContext(kind: DialectKind): MigrationContext {

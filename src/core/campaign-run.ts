@@ -1,0 +1,142 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Context } from '../context.ts';
+import { NotifyError } from '../errors.ts';
+import type { AudienceMember } from '../store/repos/campaigns.ts';
+import { addDelta, type CounterDeltas } from '../store/repos/counters.ts';
+import type { SendOutcome } from '../store/repos/sends.ts';
+import { type Dispatcher, dispatcherFor, type PreparedMessage } from './dispatch.ts';
+import { minutes } from './clock.ts';
+import { newToken } from './tokens.ts';
+import { type Campaign, type CampaignRunResult, isSuppressedStatus, type SendRecord } from './types.ts';
+
+export interface RunProgress {
+  campaignId: number;
+  /** emails this run may still send (batchSize minus those sent or failed so far) */
+  budget: number;
+  sent: number;
+  failed: number;
+  suppressed: number;
+}
+
+export interface RunOptions {
+  /** called after every chunk (and once at the start) */
+  onProgress?(p: RunProgress): void;
+}
+
+/** deliveries in flight at once when not throttled; a little above the SMTP pool so it never idles */
+const CONCURRENCY = 8;
+const CHUNK = 100;
+
+/**
+ * One run of notify:send-campaign. Rows are claimed (one INSERT per chunk, unique campaign+contact)
+ * BEFORE the mailer is called, so reruns and overlapping runs never send twice; outcomes and
+ * counters are written per chunk. Rows a crashed run left `sending` past staleLockMinutes become
+ * failed/interrupted (at most once: the provider may have taken them). Suppressed audience members get
+ * a `suppressed` row and do not use up the batch.
+ */
+export async function runCampaign(ctx: Context, campaignId: number, opts: RunOptions = {}): Promise<CampaignRunResult> {
+  const campaign = await ctx.store.campaigns.getById(campaignId);
+  if (!campaign) throw new NotifyError('NOT_FOUND', `Campaign ${campaignId} not found`, { campaignId });
+  const result: CampaignRunResult = { campaignId, sent: 0, failed: 0, suppressed: 0, interrupted: 0, remaining: 0, done: campaign.status === 'sent' };
+  if (result.done) return result;
+  result.interrupted = await reclaimStale(ctx, campaignId);
+  const dispatcher = dispatcherFor(ctx);
+  const message = await dispatcher.prepare(`c${campaignId}`, specOf(campaign));
+  if (campaign.status === 'draft') await ctx.store.campaigns.setStatus(campaignId, 'sending', ctx.clock.now());
+
+  const { batchSize, throttleMs } = ctx.config;
+  const chunk = throttleMs > 0 ? Math.max(1, Math.min(CHUNK, Math.floor(60_000 / throttleMs))) : CHUNK;
+  let budget = batchSize;
+  let cursor = 0;
+  let scanned = 0;
+  const report = () => opts.onProgress?.({ campaignId, budget, sent: result.sent, failed: result.failed, suppressed: result.suppressed });
+  report();
+  // scanned bounds a run over an audience that is mostly suppressed
+  while (budget > 0 && scanned < batchSize * 20) {
+    const members = await ctx.store.campaigns.unsent(campaign, cursor, Math.min(chunk, budget));
+    if (members.length === 0) break;
+    cursor = members[members.length - 1].id;
+    scanned += members.length;
+    const mine = await claim(ctx, campaign, members);
+    const toSend = mine.filter((r) => r.status === 'sending');
+    result.suppressed += mine.length - toSend.length;
+    const outcomes = await deliverAll(dispatcher, message, toSend, members, throttleMs);
+    await record(ctx, campaignId, outcomes);
+    for (const o of outcomes) result[o.status === 'sent' ? 'sent' : o.status === 'suppressed' ? 'suppressed' : 'failed']++;
+    budget -= outcomes.filter((o) => o.status !== 'suppressed').length;
+    report();
+  }
+  result.remaining = await ctx.store.campaigns.countUnsent(campaign);
+  if (result.remaining === 0) {
+    await ctx.store.campaigns.setStatus(campaignId, 'sent', ctx.clock.now());
+    result.done = true;
+  }
+  return result;
+}
+
+export function specOf(c: Campaign) {
+  return {
+    subject: c.subject,
+    html: c.html,
+    markdown: c.markdown,
+    markdownFile: c.markdown_file,
+    text: c.text,
+    layout: c.layout,
+    fromName: c.from_name,
+    fromEmail: c.from_email,
+    headers: c.headers,
+    data: { ...c.data, campaign: { id: c.id, name: c.name ?? '', subject: c.subject } },
+  };
+}
+
+async function reclaimStale(ctx: Context, campaignId: number): Promise<number> {
+  const now = ctx.clock.now();
+  const stale = await ctx.store.sends.failStale(now - minutes(ctx.config.staleLockMinutes), now, campaignId);
+  if (stale.length > 0) {
+    await ctx.store.counters.add(new Map([[campaignId, { failed: stale.length }]]));
+    ctx.log.warn({ campaignId, sends: stale.map((s) => s.id) }, `${stale.length} sends left 'sending' by an interrupted run marked failed (not resent)`);
+  }
+  return stale.length;
+}
+
+/** Creates this chunk's rows; only the ones this call inserted are ours to send. */
+async function claim(ctx: Context, campaign: Campaign, members: AudienceMember[]): Promise<SendRecord[]> {
+  const rows = members.map((m) => ({
+    token: newToken(),
+    campaign_id: campaign.id,
+    contact_id: m.id,
+    to_email: m.email,
+    subject: campaign.subject,
+    status: isSuppressedStatus(m.status) ? ('suppressed' as const) : ('sending' as const),
+  }));
+  const mine = await ctx.store.sends.claim(rows, ctx.clock.now());
+  if (mine.length > 0) {
+    const suppressed = mine.filter((r) => r.status === 'suppressed').length;
+    await ctx.store.counters.add(new Map([[campaign.id, { total: mine.length, suppressed }]]));
+  }
+  return mine;
+}
+
+async function deliverAll(dispatcher: Dispatcher, message: PreparedMessage, rows: SendRecord[], members: AudienceMember[], throttleMs: number): Promise<SendOutcome[]> {
+  const byId = new Map(members.map((m) => [m.id, m]));
+  const outcomes: SendOutcome[] = new Array(rows.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < rows.length) {
+      const i = next++;
+      const row = rows[i];
+      if (throttleMs > 0 && i > 0) await sleep(throttleMs);
+      outcomes[i] = await dispatcher.deliver(message, { send: row, contact: byId.get(row.contact_id!) });
+    }
+  };
+  await Promise.all(Array.from({ length: throttleMs > 0 ? 1 : Math.min(CONCURRENCY, rows.length) }, worker));
+  return outcomes;
+}
+
+async function record(ctx: Context, campaignId: number, outcomes: SendOutcome[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  await ctx.store.sends.finish(outcomes, ctx.clock.now());
+  const deltas = new Map<number, CounterDeltas>();
+  for (const o of outcomes) addDelta(deltas, campaignId, { [o.status]: 1 });
+  await ctx.store.counters.add(deltas);
+}

@@ -1,0 +1,88 @@
+import type { Context } from '../context.ts';
+import { NotifyError } from '../errors.ts';
+import { createBodyEngine, createPlainEngine, parse } from '../render/liquid.ts';
+import { type ContentInput, checkContent, resolveMarkdownFile } from '../render/source.ts';
+import { runCampaign, type RunOptions } from './campaign-run.ts';
+import { checkHeaders, checkSubject, formatFrom } from './headers.ts';
+import type { Campaign, CampaignRunResult } from './types.ts';
+
+export interface CampaignInput extends ContentInput {
+  subject: string;
+  name?: string | null;
+  /** layout view name; default: defaultLayout */
+  layout?: string | null;
+  /** list name; omitted = every contact */
+  list?: string | null;
+  fromName?: string | null;
+  fromEmail?: string | null;
+  /** Liquid variables for every recipient (besides `contact` and `campaign`) */
+  data?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export interface CampaignsService {
+  create(input: CampaignInput): Promise<Campaign>;
+  get(id: number): Promise<Campaign | undefined>;
+  send(id: number, opts?: RunOptions): Promise<CampaignRunResult>;
+}
+
+const MAX_DATA = 64 * 1024;
+
+export function createCampaignsService(ctx: Context): CampaignsService {
+  return {
+    async create(input) {
+      const row = validateCampaign(ctx, input);
+      return ctx.store.campaigns.create(row, ctx.clock.now());
+    },
+    get: (id) => ctx.store.campaigns.getById(checkId(id)),
+    send: (id, opts) => runCampaign(ctx, checkId(id), opts),
+  };
+}
+
+function checkId(id: unknown): number {
+  const n = typeof id === 'string' && /^[0-9]+$/.test(id) ? Number(id) : id;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw new NotifyError('INVALID_INPUT', `Invalid campaign id ${JSON.stringify(id)}`, { field: 'id' });
+  return n;
+}
+
+const optionalString = (v: unknown, field: string, max: number): string | null => {
+  if (v === undefined || v === null || v === '') return null;
+  if (typeof v !== 'string' || v.length > max) throw new NotifyError('INVALID_INPUT', `${field} must be a string of at most ${max} characters`, { field });
+  return v;
+};
+
+/** Everything that can be checked before the first send is checked here, so a broken campaign fails at create. */
+function validateCampaign(ctx: Context, input: CampaignInput) {
+  if (typeof input !== 'object' || input === null) throw new NotifyError('INVALID_INPUT', 'campaigns.create() needs an object');
+  const subject = checkSubject(input.subject);
+  checkContent(input);
+  if (input.markdownFile) resolveMarkdownFile(input.markdownFile, ctx.config.markdownPath);
+  const headers = checkHeaders(input.headers);
+  const fromName = optionalString(input.fromName, 'fromName', 200);
+  const fromEmail = optionalString(input.fromEmail, 'fromEmail', 254);
+  if (fromName || fromEmail) formatFrom(fromName ?? '', fromEmail || 'check@example.com');
+  const data = input.data ?? {};
+  if (typeof data !== 'object' || Array.isArray(data) || JSON.stringify(data).length > MAX_DATA) {
+    throw new NotifyError('INVALID_INPUT', `data must be an object of at most ${MAX_DATA} bytes of JSON`, { field: 'data' });
+  }
+  const layout = optionalString(input.layout, 'layout', 200);
+  if (layout && !/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/.test(layout)) throw new NotifyError('INVALID_INPUT', `Invalid layout name ${JSON.stringify(layout)}`, { field: 'layout' });
+  // Liquid syntax errors surface now rather than at the first send.
+  parse(createPlainEngine(), subject);
+  for (const body of [input.html, input.markdown]) if (body) parse(createBodyEngine(), body);
+  if (input.text) parse(createPlainEngine(), input.text);
+  return {
+    name: optionalString(input.name, 'name', 200),
+    subject,
+    html: input.html || null,
+    markdown: input.markdown || null,
+    markdown_file: input.markdownFile || null,
+    text: input.text || null,
+    layout,
+    list: optionalString(input.list, 'list', 100),
+    from_name: fromName,
+    from_email: fromEmail,
+    data,
+    headers,
+  };
+}

@@ -1,0 +1,90 @@
+import type { Context } from '../context.ts';
+import { NotifyError } from '../errors.ts';
+import { type ContentInput, checkContent } from '../render/source.ts';
+import { createContactsService } from './contacts.ts';
+import { dispatcherFor } from './dispatch.ts';
+import { emailKey, normalizeEmail } from './email.ts';
+import { checkHeaders, checkSubject, formatFrom } from './headers.ts';
+import { newToken } from './tokens.ts';
+import { isSuppressedStatus, type SendRecord } from './types.ts';
+
+/** notify.send(): one message, now. */
+export interface SendInput extends ContentInput {
+  to: string | string[];
+  cc?: string | string[];
+  bcc?: string | string[];
+  subject: string;
+  /** custom headers; an own List-Unsubscribe is kept and notify adds neither List-Unsubscribe header */
+  headers?: Record<string, string>;
+  fromName?: string;
+  fromEmail?: string;
+  /** layout view; default: defaultLayout; false: none */
+  layout?: string | false;
+  /** Liquid variables besides `contact` */
+  data?: Record<string, unknown>;
+}
+
+const MAX_RECIPIENTS = 50;
+
+/**
+ * Validates everything first (nothing is stored for a refused message), drops suppressed recipients
+ * (all dropped: a `suppressed` record, nothing delivered), creates the send row, then delivers.
+ * A single recipient gets a contact (created when unknown) so its unsubscribe link and List-Unsubscribe work.
+ */
+export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecord> {
+  if (typeof input !== 'object' || input === null) throw new NotifyError('INVALID_INPUT', 'send() needs a message object');
+  const to = addresses(input.to, 'to');
+  const cc = addresses(input.cc, 'cc');
+  const bcc = addresses(input.bcc, 'bcc');
+  if (to.length === 0) throw new NotifyError('INVALID_INPUT', 'send() needs at least one "to" address', { field: 'to' });
+  if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) throw new NotifyError('INVALID_INPUT', `At most ${MAX_RECIPIENTS} recipients per message`, { field: 'to' });
+  const subject = checkSubject(input.subject);
+  checkHeaders(input.headers);
+  formatFrom(input.fromName ?? ctx.config.fromName, input.fromEmail || ctx.config.fromEmail);
+  checkContent(input);
+
+  const statuses = await ctx.store.contacts.statusesByEmailKey([...new Set([...to, ...cc, ...bcc].map(emailKey))]);
+  const keep = (list: string[]) => list.filter((a) => !isSuppressedStatus(statuses.get(emailKey(a))?.status ?? 'subscribed'));
+  const [liveTo, liveCc, liveBcc] = [keep(to), keep(cc), keep(bcc)];
+  const now = ctx.clock.now();
+  const all = [...liveTo, ...liveCc, ...liveBcc];
+  if (all.length === 0) {
+    const firstId = statuses.get(emailKey(to[0]))?.id ?? null;
+    return ctx.store.sends.create({ token: newToken(), contact_id: firstId, to_email: to[0], subject, status: 'suppressed' }, now);
+  }
+  const contacts = createContactsService(ctx);
+  const contact = all.length === 1 ? ((await contacts.get(all[0])) ?? (await contacts.upsert({ email: all[0] }))) : null;
+  const row = await ctx.store.sends.create(
+    { token: newToken(), contact_id: contact?.id ?? statuses.get(emailKey(liveTo[0] ?? all[0]))?.id ?? null, to_email: liveTo[0] ?? all[0], subject, status: 'sending' },
+    now,
+  );
+  const dispatcher = dispatcherFor(ctx);
+  let outcome: Awaited<ReturnType<typeof dispatcher.deliver>>;
+  try {
+    const message = await dispatcher.prepare(
+      `m${row.id}`,
+      { subject, html: input.html, markdown: input.markdown, markdownFile: input.markdownFile, text: input.text, layout: input.layout, data: input.data, headers: input.headers, fromName: input.fromName, fromEmail: input.fromEmail },
+      { cache: false },
+    );
+    outcome = await dispatcher.deliver(message, { send: row, contact, to: liveTo, cc: liveCc, bcc: liveBcc });
+  } catch (err) {
+    await ctx.store.sends.finish([{ id: row.id, status: 'failed', error: String((err as Error).message).slice(0, 500) }], ctx.clock.now());
+    throw err;
+  }
+  await ctx.store.sends.finish([outcome], ctx.clock.now());
+  return (await ctx.store.sends.getById(row.id))!;
+}
+
+function addresses(value: unknown, field: string): string[] {
+  if (value === undefined || value === null) return [];
+  const list = Array.isArray(value) ? value : [value];
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const v of list) {
+    if (typeof v === 'string' && /[\r\n]/.test(v)) throw new NotifyError('HEADER_INJECTION', `${field} address contains a line break (CR/LF); refused to send`, { field });
+    const email = normalizeEmail(v);
+    if (!seen.has(emailKey(email))) out.push(email);
+    seen.add(emailKey(email));
+  }
+  return out;
+}

@@ -1,0 +1,107 @@
+/**
+ * The two MIME encodings the dispatcher needs, written for splicing: quoted-printable bodies whose
+ * pieces are encoded separately (once per compiled message) and joined per recipient, and RFC 2047
+ * header words. Splicing works because every piece ends with a soft line break, so the next piece
+ * starts at column 0 and no encoded line ever exceeds 76 characters.
+ */
+const MAX_LINE = 76;
+const HEX = '0123456789ABCDEF';
+const SOFT_BREAK = Buffer.from('=\r\n');
+
+function isLiteral(b: number): boolean {
+  return (b >= 33 && b <= 60) || (b >= 62 && b <= 126);
+}
+
+/**
+ * Quoted-printable (RFC 2045 6.7) of `text` with line breaks normalised to CRLF. When `splice` is
+ * true the output ends with a soft line break so another piece may follow at column 0.
+ */
+export function qpEncode(text: string, splice = true): Buffer {
+  const src = Buffer.from(text, 'utf8');
+  const out = Buffer.allocUnsafe(src.length * 3 + Math.ceil(src.length / 24) * 3 + 8);
+  let o = 0;
+  let col = 0;
+  const softBreak = () => {
+    out[o++] = 61;
+    out[o++] = 13;
+    out[o++] = 10;
+    col = 0;
+  };
+  for (let i = 0; i < src.length; i++) {
+    const b = src[i];
+    if (b === 13 || b === 10) {
+      if (b === 13 && src[i + 1] === 10) i++;
+      out[o++] = 13;
+      out[o++] = 10;
+      col = 0;
+      continue;
+    }
+    const next = src[i + 1];
+    // whitespace right before a line end must be encoded: transports may strip it
+    const atLineEnd = next === undefined ? !splice : next === 13 || next === 10;
+    const literal = isLiteral(b) || ((b === 32 || b === 9) && !atLineEnd);
+    const width = literal ? 1 : 3;
+    if (col + width > MAX_LINE - 1) softBreak();
+    if (literal) out[o++] = b;
+    else {
+      out[o++] = 61;
+      out[o++] = HEX.charCodeAt(b >> 4);
+      out[o++] = HEX.charCodeAt(b & 15);
+    }
+    col += width;
+  }
+  if (splice && col > 0) {
+    out[o++] = 61;
+    out[o++] = 13;
+    out[o++] = 10;
+  }
+  return out.subarray(0, o);
+}
+
+/** Values made only of QP-literal ASCII and short enough for one line (tokens, signatures) skip the encoder. */
+export function qpSpliceValue(value: string): Buffer {
+  if (value.length <= 60 && /^[A-Za-z0-9_.\-/:?]*$/.test(value)) return value.length ? Buffer.concat([Buffer.from(value, 'latin1'), SOFT_BREAK]) : Buffer.alloc(0);
+  return qpEncode(value, true);
+}
+
+const ASCII_PRINTABLE = /^[\x20-\x7e]*$/;
+
+/**
+ * A header value as RFC 2047 encoded words when it is not plain printable ASCII (or is too long for
+ * one line), folded between words; plain values are returned unchanged.
+ */
+export function encodeHeaderValue(value: string, fieldNameLength = 0): string {
+  if (ASCII_PRINTABLE.test(value) && value.length + fieldNameLength + 2 <= 998) return value;
+  const words: string[] = [];
+  let chunk = '';
+  let bytes = 0;
+  for (const ch of value) {
+    const n = Buffer.byteLength(ch);
+    if (bytes + n > 45) {
+      words.push(chunk);
+      chunk = '';
+      bytes = 0;
+    }
+    chunk += ch;
+    bytes += n;
+  }
+  if (chunk) words.push(chunk);
+  return words.map((w) => `=?UTF-8?B?${Buffer.from(w, 'utf8').toString('base64')}?=`).join('\r\n ');
+}
+
+const ATOM_SAFE = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~ ]*$/;
+
+/** `Name <address>`, or the bare address; the name quoted or encoded as needed. */
+export function formatAddress(address: string, name?: string | null): string {
+  if (!name) return address;
+  if (ASCII_PRINTABLE.test(name)) {
+    const shown = ATOM_SAFE.test(name) ? name : `"${name.replace(/(["\\])/g, '\\$1')}"`;
+    return `${shown} <${address}>`;
+  }
+  return `${encodeHeaderValue(name)} <${address}>`;
+}
+
+/** RFC 5322 date in UTC. */
+export function formatDate(ms: number): string {
+  return new Date(ms).toUTCString().replace(/GMT$/, '+0000');
+}

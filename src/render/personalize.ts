@@ -1,0 +1,75 @@
+import { qpEncode, qpSpliceValue } from '../mail/encoding.ts';
+import type { CompiledMessage, Variant } from './compile.ts';
+import { renderSync, unescapeHtml } from './liquid.ts';
+import { type Part, SIG, TOKEN, UNSUB } from './tracking.ts';
+
+/** What differs between two recipients of one compiled message. */
+export interface Recipient {
+  token: string;
+  /** link signature for (token, scope), see core/links.ts */
+  sig: string;
+  /** '' when the send has no single contact to unsubscribe */
+  unsubscribeUrl: string;
+  /** Liquid `contact` variable; undefined when the message has no single contact */
+  contact?: Record<string, unknown>;
+}
+
+export interface Personalized {
+  subject: string;
+  variant: Variant;
+  /** slot values for the html part (escaped) and the text part (plain) */
+  htmlValues: string[];
+  textValues: string[];
+  recipient: Recipient;
+}
+
+const NO_VALUES: string[] = [];
+
+/** Fills in one recipient. In the common case this is a few small template renders at most. */
+export async function personalize(compiled: CompiledMessage, r: Recipient): Promise<Personalized> {
+  const { engines, slots } = compiled;
+  const scope = slots.length > 0 || typeof compiled.subject !== 'string' || !compiled.base ? { ...compiled.data, contact: r.contact ?? {} } : null;
+  const subject = typeof compiled.subject === 'string' ? compiled.subject : renderSync(engines.plain, compiled.subject, scope!);
+  const variant = compiled.base ?? (await compiled.variant(scope!));
+  if (slots.length === 0) return { subject, variant, htmlValues: NO_VALUES, textValues: NO_VALUES, recipient: r };
+  const htmlValues: string[] = new Array(slots.length);
+  const textValues: string[] = new Array(slots.length);
+  for (let i = 0; i < slots.length; i++) {
+    const slot = slots[i];
+    const v = renderSync(slot.plain ? engines.plain : engines.body, slot.tpl, scope!);
+    htmlValues[i] = v;
+    textValues[i] = slot.plain ? v : unescapeHtml(v);
+  }
+  return { subject, variant, htmlValues, textValues, recipient: r };
+}
+
+function slotValue(p: number, r: Recipient, values: string[]): string {
+  if (p === TOKEN) return r.token;
+  if (p === SIG) return r.sig;
+  if (p === UNSUB) return r.unsubscribeUrl;
+  return values[p] ?? '';
+}
+
+/** The part as a string (custom mailers, logs). */
+export function joinParts(parts: Part[], r: Recipient, values: string[]): string {
+  let out = '';
+  for (const p of parts) out += typeof p === 'string' ? p : slotValue(p, r, values);
+  return out;
+}
+
+const encoded = new WeakMap<Part[], (Buffer | number)[]>();
+
+/** The part as quoted-printable pieces: literal text encoded once per compiled message, values per recipient. */
+export function encodeParts(parts: Part[], r: Recipient, values: string[]): Buffer[] {
+  let pre = encoded.get(parts);
+  if (!pre) {
+    pre = parts.map((p) => (typeof p === 'string' ? qpEncode(p, true) : p));
+    encoded.set(parts, pre);
+  }
+  const out: Buffer[] = new Array(pre.length);
+  for (let i = 0; i < pre.length; i++) {
+    const p = pre[i];
+    out[i] = typeof p === 'number' ? qpSpliceValue(slotValue(p, r, values)) : p;
+  }
+  return out;
+}

@@ -1,0 +1,132 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Campaign, CampaignStatus } from '../../core/types.ts';
+import { parseJson, toDate } from '../rows.ts';
+import type { CampaignsTable, Database } from '../schema.ts';
+
+export interface NewCampaign {
+  name: string | null;
+  subject: string;
+  html: string | null;
+  markdown: string | null;
+  markdown_file: string | null;
+  text: string | null;
+  layout: string | null;
+  list: string | null;
+  from_name: string | null;
+  from_email: string | null;
+  data: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** A contact of a campaign's audience, with what rendering and suppression need. */
+export interface AudienceMember {
+  id: number;
+  email: string;
+  name: string | null;
+  status: string;
+  unsubscribe_token: string;
+  attributes: Record<string, unknown>;
+}
+
+export interface CampaignsRepo {
+  create(input: NewCampaign, now: number): Promise<Campaign>;
+  getById(id: number): Promise<Campaign | undefined>;
+  setStatus(id: number, status: CampaignStatus, now: number): Promise<void>;
+  /**
+   * Audience members (the campaign's list, or every contact) without a send row for the campaign,
+   * ordered by id after `afterId`. Contacts still `pending` double opt-in are not part of an audience.
+   */
+  unsent(campaign: Pick<Campaign, 'id' | 'list'>, afterId: number, limit: number): Promise<AudienceMember[]>;
+  countUnsent(campaign: Pick<Campaign, 'id' | 'list'>): Promise<number>;
+}
+
+type Row = Selectable<CampaignsTable> & { list_name: string | null };
+
+function toCampaign(row: Row): Campaign {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    subject: row.subject,
+    html: row.html,
+    markdown: row.markdown,
+    markdown_file: row.markdown_file,
+    text: row.text,
+    layout: row.layout,
+    list: row.list_name,
+    from_name: row.from_name,
+    from_email: row.from_email,
+    data: parseJson(row.data),
+    headers: parseJson(row.headers) as Record<string, string>,
+    status: row.status as CampaignStatus,
+    created_at: toDate(row.created_at)!,
+    sent_at: toDate(row.sent_at),
+  };
+}
+
+export function createCampaignsRepo(db: Kysely<Database>): CampaignsRepo {
+  const byId = (id: number) =>
+    db
+      .selectFrom('notify_campaigns')
+      .leftJoin('notify_lists', 'notify_lists.id', 'notify_campaigns.list_id')
+      .selectAll('notify_campaigns')
+      .select('notify_lists.name as list_name')
+      .where('notify_campaigns.id', '=', id)
+      .executeTakeFirst();
+
+  const audience = (c: Pick<Campaign, 'id' | 'list'>) => {
+    let q = db.selectFrom('notify_contacts as c').where('c.status', '<>', 'pending');
+    if (c.list !== null) {
+      q = q
+        .innerJoin('notify_list_members as m', 'm.contact_id', 'c.id')
+        .innerJoin('notify_lists as l', 'l.id', 'm.list_id')
+        .where('l.name', '=', c.list);
+    }
+    return q.where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('notify_sends as s').select('s.id').where('s.campaign_id', '=', c.id).whereRef('s.contact_id', '=', 'c.id'))),
+    );
+  };
+
+  return {
+    async create(input, now) {
+      const id = await db.transaction().execute(async (trx) => {
+        let listId: number | null = null;
+        if (input.list !== null) {
+          await trx.insertInto('notify_lists').values({ name: input.list, created_at: now }).onConflict((oc) => oc.column('name').doNothing()).execute();
+          listId = Number((await trx.selectFrom('notify_lists').select('id').where('name', '=', input.list).executeTakeFirstOrThrow()).id);
+        }
+        const { list: _list, data, headers, ...rest } = input;
+        const row = await trx
+          .insertInto('notify_campaigns')
+          .values({ ...rest, list_id: listId, data: JSON.stringify(data), headers: JSON.stringify(headers), status: 'draft', created_at: now, sent_at: null })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        return Number(row.id);
+      });
+      return toCampaign((await byId(id))!);
+    },
+    async getById(id) {
+      const row = await byId(id);
+      return row && toCampaign(row);
+    },
+    async setStatus(id, status, now) {
+      await db
+        .updateTable('notify_campaigns')
+        .set({ status, ...(status === 'sent' ? { sent_at: now } : {}) })
+        .where('id', '=', id)
+        .execute();
+    },
+    async unsent(c, afterId, limit) {
+      const rows = await audience(c)
+        .select(['c.id', 'c.email', 'c.name', 'c.status', 'c.unsubscribe_token', 'c.attributes'])
+        .where('c.id', '>', afterId)
+        .orderBy('c.id')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({ ...r, id: Number(r.id), attributes: parseJson(r.attributes) }));
+    },
+    async countUnsent(c) {
+      const row = await audience(c).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+  };
+}

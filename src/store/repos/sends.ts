@@ -1,0 +1,144 @@
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { SendRecord, SendStatus } from '../../core/types.ts';
+import { toDate } from '../rows.ts';
+import type { Database, SendsTable } from '../schema.ts';
+
+export interface NewSend {
+  token: string;
+  campaign_id?: number | null;
+  contact_id?: number | null;
+  enrollment_id?: number | null;
+  step_id?: number | null;
+  step_index?: number | null;
+  to_email: string;
+  subject: string;
+  status: SendStatus;
+  error?: string | null;
+}
+
+/** The outcome of one delivery attempt, written back in batches. */
+export interface SendOutcome {
+  id: number;
+  status: 'sent' | 'failed' | 'suppressed';
+  error?: string | null;
+  message_id?: string | null;
+}
+
+export interface SendsRepo {
+  create(row: NewSend, now: number): Promise<SendRecord>;
+  /**
+   * One multi-row INSERT of campaign rows; a (campaign, contact) pair that already has a row is
+   * skipped. Returns only the rows this call created: they are the caller's to send, and no other
+   * run can have them (the unique constraint decides, on both engines).
+   */
+  claim(rows: NewSend[], now: number): Promise<SendRecord[]>;
+  /** writes outcomes for rows still `sending` (a row reclaimed as interrupted keeps that); returns rows changed */
+  finish(outcomes: SendOutcome[], now: number): Promise<number>;
+  /** rows left `queued`/`sending` since before `olderThan` become failed with reason `interrupted` */
+  failStale(olderThan: number, now: number, campaignId?: number): Promise<{ id: number; campaign_id: number | null }[]>;
+  getById(id: number): Promise<SendRecord | undefined>;
+  getByToken(token: string): Promise<SendRecord | undefined>;
+  getByMessageId(messageId: string): Promise<SendRecord | undefined>;
+}
+
+type Row = Selectable<SendsTable>;
+
+export function toSendRecord(row: Row): SendRecord {
+  return {
+    id: Number(row.id),
+    token: row.token,
+    status: row.status as SendStatus,
+    campaign_id: row.campaign_id === null ? null : Number(row.campaign_id),
+    contact_id: row.contact_id === null ? null : Number(row.contact_id),
+    enrollment_id: row.enrollment_id === null ? null : Number(row.enrollment_id),
+    to_email: row.to_email,
+    subject: row.subject,
+    error: row.error,
+    message_id: row.message_id,
+    created_at: toDate(row.created_at)!,
+    sent_at: toDate(row.sent_at),
+    opened_at: toDate(row.opened_at),
+    clicked_at: toDate(row.clicked_at),
+  };
+}
+
+const values = (r: NewSend, now: number) => ({
+  token: r.token,
+  campaign_id: r.campaign_id ?? null,
+  contact_id: r.contact_id ?? null,
+  enrollment_id: r.enrollment_id ?? null,
+  step_id: r.step_id ?? null,
+  step_index: r.step_index ?? null,
+  to_email: r.to_email,
+  subject: r.subject,
+  status: r.status,
+  error: r.error ?? null,
+  created_at: now,
+  updated_at: now,
+});
+
+export function createSendsRepo(db: Kysely<Database>): SendsRepo {
+  const one = async (where: 'id' | 'token' | 'message_id', v: string | number) => {
+    const row = await db.selectFrom('notify_sends').selectAll().where(where, '=', v as never).executeTakeFirst();
+    return row && toSendRecord(row);
+  };
+  return {
+    async create(row, now) {
+      return toSendRecord(await db.insertInto('notify_sends').values(values(row, now)).returningAll().executeTakeFirstOrThrow());
+    },
+    async claim(rows, now) {
+      if (rows.length === 0) return [];
+      const out = await db
+        .insertInto('notify_sends')
+        .values(rows.map((r) => values(r, now)))
+        .onConflict((oc) => oc.columns(['campaign_id', 'contact_id']).doNothing())
+        .returningAll()
+        .execute();
+      return out.map(toSendRecord);
+    },
+    async finish(outcomes, now) {
+      let changed = 0;
+      for (const status of ['sent', 'failed', 'suppressed'] as const) {
+        const group = outcomes.filter((o) => o.status === status);
+        for (let i = 0; i < group.length; i += 500) changed += await finishGroup(db, status, group.slice(i, i + 500), now);
+      }
+      return changed;
+    },
+    async failStale(olderThan, now, campaignId) {
+      let q = db
+        .updateTable('notify_sends')
+        .set({ status: 'failed', error: 'interrupted', updated_at: now })
+        .where('status', 'in', ['queued', 'sending'])
+        .where('updated_at', '<', olderThan);
+      if (campaignId !== undefined) q = q.where('campaign_id', '=', campaignId);
+      const rows = await q.returning(['id', 'campaign_id']).execute();
+      return rows.map((r) => ({ id: Number(r.id), campaign_id: r.campaign_id === null ? null : Number(r.campaign_id) }));
+    },
+    getById: (id) => one('id', id),
+    getByToken: (token) => one('token', token),
+    getByMessageId: (messageId) => one('message_id', messageId),
+  };
+}
+
+/** One UPDATE for a group of outcomes with the same status; per-row values through CASE. */
+async function finishGroup(db: Kysely<Database>, status: SendOutcome['status'], group: SendOutcome[], now: number): Promise<number> {
+  if (group.length === 0) return 0;
+  const ids = group.map((o) => o.id);
+  const caseOf = (pick: (o: SendOutcome) => string | null | undefined) => {
+    const whens = group.filter((o) => pick(o) != null).map((o) => sql`when ${o.id} then cast(${pick(o)} as text)`);
+    return whens.length ? sql`case id ${sql.join(whens, sql` `)} else null end` : sql`null`;
+  };
+  const res = await db
+    .updateTable('notify_sends')
+    .set({
+      status,
+      error: caseOf((o) => o.error) as never,
+      message_id: caseOf((o) => o.message_id) as never,
+      sent_at: status === 'sent' ? now : null,
+      updated_at: now,
+    })
+    .where('id', 'in', ids)
+    .where('status', '=', 'sending')
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
