@@ -3,6 +3,7 @@ import { NotifyError } from '../../errors.ts';
 import type { DialectKind } from '../dialect.ts';
 import * as m001 from './001_initial.ts';
 import * as m004 from './004_tracking.ts';
+import * as m004b from './004_event_click_window.ts';
 import * as m007 from './007_capture.ts';
 import * as m003 from './003_sending.ts';
 
@@ -27,6 +28,7 @@ type MigrationModule = { up: (db: Kysely<any>, ctx: MigrationContext) => Promise
 const MIGRATIONS: Record<string, MigrationModule> = {
   '001_initial': m001,
   '004_tracking': m004,
+  '004_event_click_window': m004b,
   '007_capture': m007,
   '003_sending': m003,
 };

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { BURST_WINDOW_MS, type ClickPoint, findLinkBursts } from '../../core/engagement.ts';
+import { BURST_MIN_LINKS, BURST_WINDOW_MS, type ClickPoint, findLinkBursts } from '../../core/engagement.ts';
 import type { Database } from '../schema.ts';
 import { addDelta, type CounterDeltas } from './counters.ts';
 
@@ -35,7 +35,7 @@ export async function findBursts<E extends { at: number; link_index: number | nu
   const result: Bursts<E> = { inBatch: new Set(), stored: new Map() };
   if (clicks.length === 0) return result;
   const since = clicks.reduce((min, c) => Math.min(min, c.event.at), Number.POSITIVE_INFINITY) - BURST_WINDOW_MS;
-  const sendIds = [...new Set(clicks.map((c) => c.sendId))];
+  const sendIds = await sendsWithManyLinks(trx, clicks, since);
   const stored: StoredClick[] = [];
   for (let i = 0; i < sendIds.length; i += CHUNK) {
     const rows = await trx
@@ -58,6 +58,34 @@ export async function findBursts<E extends { at: number; link_index: number | nu
     result.stored.set(s.send_id, [...(result.stored.get(s.send_id) ?? []), s.id]);
   }
   return result;
+}
+
+/**
+ * Only a send with BURST_MIN_LINKS different links clicked in the window (stored or in this batch)
+ * can hold a burst, so the stored clicks are read for those sends only. The question is answered
+ * from the index (send_id, type, created_at, link_index): a send whose one link is clicked
+ * thousands of times a second (a link shared publicly) costs a grouped index scan, not a transfer
+ * of every click.
+ */
+async function sendsWithManyLinks(trx: Kysely<Database>, clicks: { event: { link_index: number | null }; sendId: number }[], since: number): Promise<number[]> {
+  const links = new Map<number, Set<number | null>>();
+  for (const c of clicks) {
+    if (!links.has(c.sendId)) links.set(c.sendId, new Set());
+    links.get(c.sendId)!.add(c.event.link_index);
+  }
+  const ids = [...links.keys()];
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    const rows = await trx
+      .selectFrom('notify_events')
+      .select(['send_id', 'link_index'])
+      .where('send_id', 'in', ids.slice(i, i + CHUNK))
+      .where('type', '=', 'click')
+      .where('created_at', '>=', since)
+      .groupBy(['send_id', 'link_index'])
+      .execute();
+    for (const r of rows) links.get(Number(r.send_id))!.add(r.link_index === null ? null : Number(r.link_index));
+  }
+  return ids.filter((id) => [...links.get(id)!].filter((l) => l !== null).length >= BURST_MIN_LINKS);
 }
 
 /**
