@@ -1,0 +1,37 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createNotify } from '../../src/notify.ts';
+import { done, ready } from '../lib/child.ts';
+import { BENCH_SECRET } from '../lib/seed.ts';
+
+/**
+ * notify's controller on node:http, as an application mounts it. Counts the answers it gives by
+ * status, so the parent can check that every 200 was recorded. On SIGTERM it stops accepting,
+ * closes notify (which flushes what the recorder holds) and reports. Usage: notify.ts <database url>
+ */
+const notify = await createNotify({
+  database: process.argv[2],
+  configFile: false,
+  env: {},
+  logLevel: 'silent',
+  mailer: 'log',
+  baseUrl: 'http://127.0.0.1',
+  secret: BENCH_SECRET,
+  fromEmail: 'news@example.com',
+});
+const answered: Record<number, number> = {};
+const server = createServer((req, res) => {
+  res.on('finish', () => {
+    answered[res.statusCode] = (answered[res.statusCode] ?? 0) + 1;
+  });
+  notify.listener(req, res);
+});
+server.listen(0, '127.0.0.1', () => ready({ port: (server.address() as AddressInfo).port }));
+process.on('SIGTERM', () => {
+  server.close(async () => {
+    await notify.close();
+    done({ answered });
+    process.exit(0);
+  });
+  server.closeIdleConnections();
+});
