@@ -1,0 +1,64 @@
+import net from 'node:net';
+
+export interface TcpProxy {
+  port: number;
+  /** how many connections were made through the proxy */
+  readonly connections: number;
+  /** the database "goes away": open connections are reset and new ones refused (ECONNREFUSED) */
+  cut(): Promise<void>;
+  /** the database is back on the same port */
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback TCP proxy between notify and the shared PostgreSQL server, so a test can take "the
+ * database" away from its own processes only (the real server keeps serving everyone else).
+ */
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  const sockets = new Set<net.Socket>();
+  let connections = 0;
+  let server: net.Server;
+  let port = 0;
+
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      server = net.createServer((client) => {
+        connections++;
+        const upstream = net.connect(target);
+        for (const s of [client, upstream]) {
+          sockets.add(s);
+          s.on('close', () => sockets.delete(s));
+          s.on('error', () => {
+            client.destroy();
+            upstream.destroy();
+          });
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        port = (server.address() as net.AddressInfo).port;
+        resolve();
+      });
+    });
+
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const s of sockets) s.resetAndDestroy?.() ?? s.destroy();
+    });
+
+  await listen();
+  return {
+    get port() {
+      return port;
+    },
+    get connections() {
+      return connections;
+    },
+    cut: stop,
+    restore: listen,
+    close: stop,
+  };
+}
