@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
  * Each line reads `name: figure (baseline figure) ratio X.XX, goal >= Y: PASS|FAIL`; the ratio is
  * always "higher is better" and the baseline is measured in the same run on this machine.
  */
-const BENCHES = ['pixel', 'dispatch', 'render', 'drips', 'stats'];
+const BENCHES = ['pixel', 'dispatch', 'render', 'drips', 'campaign-stats'];
 
 /** a measurement line (see bench/lib/report.ts); group 1 is the verdict */
 const RESULT = /(?:goal [^:]*: (PASS|FAIL)\b|: (SKIP) \()/;

@@ -37,7 +37,7 @@ export function verdict(m: Measurement): Verdict {
 
 export function formatLine(m: Measurement): string {
   const goal = m.goal.on === 'ratio' ? `goal >= ${m.goal.min}` : `goal <= ${m.goal.max} ${m.unit}`;
-  const head = `${m.name}: ${fmt(m.figure)} ${m.unit} (${m.baselineName} ${fmt(m.baseline)} ${m.unit}) ratio ${ratioOf(m).toFixed(2)}, ${goal}: ${verdict(m)}`;
+  const head = `${m.name}: ${fmt(m.figure)} ${m.unit} (${m.baselineName} ${fmt(m.baseline)} ${m.unit}) ratio ${ratioOf(m) >= 100 ? ratioOf(m).toFixed(0) : ratioOf(m).toFixed(2)}, ${goal}: ${verdict(m)}`;
   return m.note ? `${head}  [${m.note}]` : head;
 }
 
