@@ -32,8 +32,11 @@ export function createPostgresDialect(url: string): StoreDialect {
     connectionTimeoutMillis: 10_000,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  // An idle client that loses its server must not crash the process; the next query reports it.
+  // A client that loses its server must not crash the process: pg emits 'error' on the client
+  // (idle in the pool, or checked out mid-query or mid-transaction, where the pool has no listener);
+  // the query in flight or the next one rejects with the error instead.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new CurrentSchemaDialect({ pool }) });
   let closed = false;
   return {
@@ -45,7 +48,7 @@ export function createPostgresDialect(url: string): StoreDialect {
     isUniqueViolation: (err) => (err as { code?: string })?.code === '23505',
     isConnectionError: (err) => {
       const e = err as { code?: string; message?: string };
-      return CONNECTION_CODES.has(String(e?.code)) || /Connection terminated|timeout exceeded when trying to connect/i.test(String(e?.message));
+      return CONNECTION_CODES.has(String(e?.code)) || /Connection terminated|timeout exceeded when trying to connect|not queryable/i.test(String(e?.message));
     },
     async destroyData() {
       if (schema) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db);
