@@ -4,7 +4,7 @@ import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 import { ageSendingRows, assertExactlyOnceOrFailed, campaignStatus, seedCampaign, sendStatuses } from './helpers/campaign.ts';
 import { freshPgSchema, NO_PG, viaPort } from './helpers/pg.ts';
 import { CliEnv, waitUntil } from './helpers/processes.ts';
-import { startTcpProxy } from './helpers/tcp-proxy.ts';
+import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 
 /**
  * notify:send-campaign as real processes on the real PostgreSQL, sending to a real SMTP sink in
