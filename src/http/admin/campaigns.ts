@@ -1,5 +1,5 @@
 import type { Context as HonoContext, Hono } from 'hono';
-import { type CampaignReport, type CampaignSummary, parseCampaignId, type StatsService } from '../../core/stats.ts';
+import { type CampaignReport, type CampaignSummary, parseCampaignId, type StatsService, type TimelineBucket } from '../../core/stats.ts';
 import { isNotifyError } from '../../errors.ts';
 import type { Views } from '../../render/views.ts';
 import { lineChart } from './chart.ts';
@@ -72,7 +72,8 @@ function view(s: CampaignSummary) {
 }
 
 function campaignData(r: CampaignReport) {
-  const { bucketMs, buckets } = r.timeline;
+  const { bucketMs } = r.timeline;
+  const buckets = padSingle(r.timeline.buckets, bucketMs);
   const chart = lineChart({
     title: `Opens and clicks over time, campaign ${r.id}`,
     times: buckets.map((b) => b.start),
@@ -94,4 +95,12 @@ function campaignData(r: CampaignReport) {
     // Only http(s) destinations become links in the admin page; anything else is shown as text.
     links: r.links.map((l) => ({ ...l, url: l.url ?? '(unknown link)', href: l.url && /^https?:\/\//i.test(l.url) ? l.url : null })),
   };
+}
+
+/** One bucket alone draws as a dot; empty neighbours make it read as the spike it is. */
+function padSingle(buckets: TimelineBucket[], bucketMs: number): TimelineBucket[] {
+  if (buckets.length !== 1) return buckets;
+  const empty = (t: number) => ({ start: new Date(t), opens: 0, clicks: 0, humanOpens: 0, humanClicks: 0 });
+  const t = buckets[0].start.getTime();
+  return [empty(t - bucketMs), buckets[0], empty(t + bucketMs)];
 }
