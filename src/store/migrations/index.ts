@@ -4,6 +4,7 @@ import type { DialectKind } from '../dialect.ts';
 import * as m001 from './001_initial.ts';
 import * as m004 from './004_tracking.ts';
 import * as m004b from './004_event_click_window.ts';
+import * as m004c from './004_events_click_index.ts';
 import * as m007 from './007_capture.ts';
 import * as m003 from './003_sending.ts';
 
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   '001_initial': m001,
   '004_tracking': m004,
   '004_event_click_window': m004b,
+  '004_events_click_index': m004c,
   '007_capture': m007,
   '003_sending': m003,
 };

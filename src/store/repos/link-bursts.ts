@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { BURST_MIN_LINKS, BURST_WINDOW_MS, type ClickPoint, findLinkBursts } from '../../core/engagement.ts';
 import type { Database } from '../schema.ts';
 import { addDelta, type CounterDeltas } from './counters.ts';
@@ -30,6 +30,8 @@ export interface Bursts<E> {
 }
 
 const CHUNK = 1000;
+/** a literal, so SQLite uses the partial index notify_events_clicks (migration 004_events_click_index) */
+const CLICK = sql<boolean>`type = 'click'`;
 
 export async function findBursts<E extends { at: number; link_index: number | null }>(trx: Kysely<Database>, clicks: { event: E; sendId: number }[]): Promise<Bursts<E>> {
   const result: Bursts<E> = { inBatch: new Set(), stored: new Map() };
@@ -42,7 +44,7 @@ export async function findBursts<E extends { at: number; link_index: number | nu
       .selectFrom('notify_events')
       .select(['id', 'send_id', 'link_index', 'created_at', 'is_machine'])
       .where('send_id', 'in', sendIds.slice(i, i + CHUNK))
-      .where('type', '=', 'click')
+      .where(CLICK)
       .where('created_at', '>=', since)
       .execute();
     for (const r of rows) stored.push({ id: Number(r.id), send_id: Number(r.send_id), link_index: r.link_index === null ? null : Number(r.link_index), created_at: Number(r.created_at), is_machine: Number(r.is_machine) });
@@ -79,7 +81,7 @@ async function sendsWithManyLinks(trx: Kysely<Database>, clicks: { event: { link
       .selectFrom('notify_events')
       .select(['send_id', 'link_index'])
       .where('send_id', 'in', ids.slice(i, i + CHUNK))
-      .where('type', '=', 'click')
+      .where(CLICK)
       .where('created_at', '>=', since)
       .groupBy(['send_id', 'link_index'])
       .execute();
@@ -107,7 +109,7 @@ export async function relabelBursts(trx: Kysely<Database>, stored: Map<number, n
     .selectFrom('notify_events')
     .select((eb) => ['send_id', eb.fn.min('created_at').as('first')])
     .where('send_id', 'in', counted)
-    .where('type', '=', 'click')
+    .where(CLICK)
     .where('is_machine', '=', 0)
     .groupBy('send_id')
     .execute();

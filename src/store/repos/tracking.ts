@@ -157,12 +157,12 @@ type EventRowJson = Record<(typeof EVENT_COLUMNS extends string ? string : never
 async function lockSends(trx: Kysely<Database>, kind: DialectKind, tokens: string[]): Promise<Map<string, SendRow>> {
   const out = new Map<string, SendRow>();
   for (let i = 0; i < tokens.length; i += CHUNK) {
-    const chunk = JSON.stringify(tokens.slice(i, i + CHUNK));
+    const chunk = kind === 'postgres' ? JSON.stringify(tokens.slice(i, i + CHUNK)) : '';
     let q = trx
       .selectFrom('notify_sends')
       .select(['id', 'token', 'campaign_id', 'contact_id', 'sent_at', 'opened_at', 'human_opened_at', 'clicked_at', 'human_clicked_at'])
-      // one parameter whatever the number of tokens (see insertEvents)
-      .where('token', 'in', kind === 'postgres' ? sql<string>`(select jsonb_array_elements_text(${chunk}::jsonb))` : sql<string>`(select value from json_each(${chunk}))`)
+      // PostgreSQL: one parameter whatever the number of tokens (see insertEvents); SQLite binds a list faster
+      .where('token', 'in', kind === 'postgres' ? sql<string>`(select jsonb_array_elements_text(${chunk}::jsonb))` : tokens.slice(i, i + CHUNK))
       .orderBy('id');
     // Row locks in id order: concurrent flushes wait for each other instead of deadlocking. NO KEY
     // UPDATE still lets event inserts take their foreign-key share lock on these rows.
