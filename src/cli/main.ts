@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { isNotifyError } from '../errors.ts';
 import { registerContactsImport } from './commands/contacts-import.ts';
 import { registerMigrate } from './commands/migrate.ts';
+import { registerSendCampaign } from './commands/send-campaign.ts';
 import { registerStats } from './commands/stats.ts';
 import { registerServe } from './commands/serve.ts';
 
@@ -11,7 +12,7 @@ const program = new Command('notify')
   .option('-c, --config <file>', 'config file (default: notify.config.json or notify.config.js in this folder)')
   .showHelpAfterError();
 
-for (const register of [registerMigrate, registerContactsImport, registerStats, registerServe]) register(program);
+for (const register of [registerMigrate, registerContactsImport, registerStats, registerServe, registerSendCampaign]) register(program);
 
 program.parseAsync(process.argv).catch((err) => {
   if (isNotifyError(err)) console.error(`notify: ${err.message} [${err.code}]`);

@@ -1,16 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import type { AudienceMember } from '../store/repos/campaigns.ts';
 import { addDelta, type CounterDeltas } from '../store/repos/counters.ts';
 import type { SendOutcome } from '../store/repos/sends.ts';
-import { type Dispatcher, dispatcherFor, type PreparedMessage } from './dispatch.ts';
 import { minutes } from './clock.ts';
-import { newToken } from './tokens.ts';
+import { type Dispatcher, dispatcherFor, type PreparedMessage } from './dispatch.ts';
 import { type Campaign, type CampaignRunResult, isSuppressedStatus, type SendRecord } from './types.ts';
 
 export interface RunProgress {
   campaignId: number;
+  /** what this run expects to handle: min(batchSize, audience members without a send row) */
+  expected: number;
   /** emails this run may still send (batchSize minus those sent or failed so far) */
   budget: number;
   sent: number;
@@ -49,23 +51,31 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   let budget = batchSize;
   let cursor = 0;
   let scanned = 0;
-  const report = () => opts.onProgress?.({ campaignId, budget, sent: result.sent, failed: result.failed, suppressed: result.suppressed });
+  const expected = opts.onProgress ? Math.min(batchSize, await ctx.store.campaigns.countUnsent(campaign)) : 0;
+  const report = () => opts.onProgress?.({ campaignId, expected, budget, sent: result.sent, failed: result.failed, suppressed: result.suppressed });
   report();
-  // scanned bounds a run over an audience that is mostly suppressed
-  while (budget > 0 && scanned < batchSize * 20) {
-    const members = await ctx.store.campaigns.unsent(campaign, cursor, Math.min(chunk, budget));
+  // Writes that need not hold up sending (outcomes, counters) run behind it, in order; the next
+  // chunk's audience is read while this one is sent. The claim itself is never deferred.
+  const writes = serialWriter();
+  const nextMembers = (size: number) => (budget > 0 && scanned < batchSize * 20 ? ctx.store.campaigns.unsent(campaign, cursor, size) : Promise.resolve([]));
+  let pending = nextMembers(Math.min(chunk, budget));
+  for (;;) {
+    const members = await pending;
+    writes.check();
     if (members.length === 0) break;
     cursor = members[members.length - 1].id;
     scanned += members.length;
-    const mine = await claim(ctx, campaign, members);
+    const mine = await claim(ctx, campaign, members, writes);
     const toSend = mine.filter((r) => r.status === 'sending');
     result.suppressed += mine.length - toSend.length;
+    budget -= toSend.length;
+    pending = nextMembers(Math.min(chunk, budget));
     const outcomes = await deliverAll(dispatcher, message, toSend, members, throttleMs);
-    await record(ctx, campaignId, outcomes);
+    writes.add(() => record(ctx, campaignId, outcomes));
     for (const o of outcomes) result[o.status === 'sent' ? 'sent' : o.status === 'suppressed' ? 'suppressed' : 'failed']++;
-    budget -= outcomes.filter((o) => o.status !== 'suppressed').length;
     report();
   }
+  await writes.drain();
   result.remaining = await ctx.store.campaigns.countUnsent(campaign);
   if (result.remaining === 0) {
     await ctx.store.campaigns.setStatus(campaignId, 'sent', ctx.clock.now());
@@ -100,9 +110,10 @@ async function reclaimStale(ctx: Context, campaignId: number): Promise<number> {
 }
 
 /** Creates this chunk's rows; only the ones this call inserted are ours to send. */
-async function claim(ctx: Context, campaign: Campaign, members: AudienceMember[]): Promise<SendRecord[]> {
-  const rows = members.map((m) => ({
-    token: newToken(),
+async function claim(ctx: Context, campaign: Campaign, members: AudienceMember[], writes: SerialWriter): Promise<SendRecord[]> {
+  const tokens = newTokens(members.length);
+  const rows = members.map((m, i) => ({
+    token: tokens[i],
     campaign_id: campaign.id,
     contact_id: m.id,
     to_email: m.email,
@@ -112,7 +123,7 @@ async function claim(ctx: Context, campaign: Campaign, members: AudienceMember[]
   const mine = await ctx.store.sends.claim(rows, ctx.clock.now());
   if (mine.length > 0) {
     const suppressed = mine.filter((r) => r.status === 'suppressed').length;
-    await ctx.store.counters.add(new Map([[campaign.id, { total: mine.length, suppressed }]]));
+    writes.add(() => ctx.store.counters.add(new Map([[campaign.id, { total: mine.length, suppressed }]])));
   }
   return mine;
 }
@@ -139,4 +150,39 @@ async function record(ctx: Context, campaignId: number, outcomes: SendOutcome[])
   const deltas = new Map<number, CounterDeltas>();
   for (const o of outcomes) addDelta(deltas, campaignId, { [o.status]: 1 });
   await ctx.store.counters.add(deltas);
+}
+
+interface SerialWriter {
+  add(fn: () => Promise<void>): void;
+  /** throws the first failed write, so a run stops when the database does */
+  check(): void;
+  drain(): Promise<void>;
+}
+
+function serialWriter(): SerialWriter {
+  let chain: Promise<void> = Promise.resolve();
+  let failure: unknown;
+  const check = () => {
+    if (failure !== undefined) throw failure;
+  };
+  return {
+    add(fn) {
+      chain = chain.then(() => (failure === undefined ? fn() : undefined)).catch((err) => {
+        failure ??= err;
+      });
+    },
+    check,
+    async drain() {
+      await chain;
+      check();
+    },
+  };
+}
+
+/** n send tokens from one random read (the same 128-bit base64url tokens as newToken(), without n syscalls). */
+function newTokens(n: number): string[] {
+  const bytes = randomBytes(16 * n);
+  const out = new Array<string>(n);
+  for (let i = 0; i < n; i++) out[i] = bytes.toString('base64url', 16 * i, 16 * i + 16);
+  return out;
 }

@@ -4,10 +4,10 @@ import type { Context } from '../context.ts';
 import { isNotifyError, NotifyError } from '../errors.ts';
 import type { Mailer, OutgoingMessage } from '../mail/contract.ts';
 import { createMailer } from '../mail/index.ts';
-import { assemble, type Framing, framing, headerBlock } from '../mail/mime.ts';
+import { assembleInto, type Framing, framing, headerBlock } from '../mail/mime.ts';
 import { addressOf } from '../mail/smtp.ts';
 import { type CompiledMessage, compileMessage, createEngines, type Engines, type MessageTemplate } from '../render/compile.ts';
-import { encodeParts, joinParts, type Personalized, personalize, type Recipient } from '../render/personalize.ts';
+import { encodeValues, joinParts, type Personalized, personalize, pushEncoded, type Recipient } from '../render/personalize.ts';
 import type { SendOutcome } from '../store/repos/sends.ts';
 import { assertHeaderValue, checkHeaders, checkSubject, formatFrom, hasHeader } from './headers.ts';
 import { type LinkScope, scopeSignature } from './links.ts';
@@ -158,7 +158,15 @@ export function contactVars(c: RecipientContact): Record<string, unknown> {
   return { id: c.id, email: c.email, name: c.name ?? '', attributes: c.attributes ?? {} };
 }
 
-async function render(ctx: Context, host: string, message: PreparedMessage, target: DeliveryTarget): Promise<OutgoingMessage> {
+/**
+ * Everything a delivery does except calling the mailer: per-recipient values, headers and the
+ * complete MIME message (exported for benchmarks and tests).
+ */
+export async function renderOutgoing(ctx: Pick<Context, 'config' | 'secret' | 'clock'>, message: PreparedMessage, target: DeliveryTarget): Promise<OutgoingMessage> {
+  return render(ctx, trackingHost(ctx.config), message, target);
+}
+
+async function render(ctx: Pick<Context, 'secret' | 'clock'>, host: string, message: PreparedMessage, target: DeliveryTarget): Promise<OutgoingMessage> {
   const { send, contact } = target;
   const to = target.to ?? (contact ? [contact.email] : []);
   const cc = target.cc ?? [];
@@ -180,7 +188,14 @@ async function render(ctx: Context, host: string, message: PreparedMessage, targ
   }
   const messageId = `<${send.token}@${domainOf(message.from)}>`;
   const head = headerBlock({ from: message.from, to, cc, subject: p.subject, date: ctx.clock.now(), messageId, headers });
-  const raw = assemble(head, message.framing, encodeParts(p.variant.text, recipient, p.textValues), p.variant.html && encodeParts(p.variant.html, recipient, p.htmlValues));
+  const textValues = encodeValues(recipient, p.textValues);
+  const html = p.variant.html;
+  const raw = assembleInto(
+    head,
+    message.framing,
+    (list) => pushEncoded(list, p.variant.text, textValues),
+    html && ((list) => pushEncoded(list, html, p.htmlValues === p.textValues ? textValues : encodeValues(recipient, p.htmlValues, textValues))),
+  );
   return outgoing(message, p, { to, cc, bcc, headers, messageId, raw });
 }
 

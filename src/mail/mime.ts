@@ -63,6 +63,22 @@ export function assemble(headers: string, f: Framing, text: Buffer[], html: Buff
   return Buffer.concat(list);
 }
 
+/**
+ * The same for a dispatcher that already holds the pieces: `fill(list)` appends the text pieces,
+ * then (multipart) `fillHtml(list)` the html ones; one copy into one buffer.
+ */
+export function assembleInto(headers: string, f: Framing, fillText: (list: Buffer[]) => number, fillHtml: ((list: Buffer[]) => number) | null): Buffer {
+  const head = Buffer.from(headers, 'utf8');
+  const list: Buffer[] = [head, f.beforeText];
+  let bytes = head.length + f.beforeText.length + fillText(list);
+  if (fillHtml && f.beforeHtml) {
+    list.push(f.beforeHtml);
+    bytes += f.beforeHtml.length + fillHtml(list);
+  }
+  list.push(f.end);
+  return Buffer.concat(list, bytes + f.end.length);
+}
+
 /** A whole message from strings, for mailers handed a message without `raw`. */
 export function composeMime(h: MimeHeaders, text: string | undefined, html: string | undefined): Buffer {
   const f = framing(html !== undefined);

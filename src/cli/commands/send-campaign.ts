@@ -1,0 +1,71 @@
+import cliProgress from 'cli-progress';
+import type { Command } from 'commander';
+import type { RunProgress } from '../../core/campaign-run.ts';
+import type { CampaignRunResult } from '../../core/types.ts';
+import { NotifyError } from '../../errors.ts';
+import { withNotify } from '../open.ts';
+
+interface Options {
+  all?: boolean;
+}
+
+/**
+ * `notify notify:send-campaign <campaignId>`: one run (at most batchSize emails); schedule it, or
+ * pass --all to repeat runs until the campaign is sent. A progress bar on a terminal, one plain line
+ * per chunk otherwise (logs, cron mail), a summary at the end. Exit code 1 on a fatal error, which
+ * includes a run where every attempted send failed (the mail server is down or refusing).
+ */
+export function registerSendCampaign(program: Command): void {
+  program
+    .command('notify:send-campaign <campaignId>')
+    .description('send the next batch (batchSize emails) of a campaign; later runs continue where this one stopped')
+    .option('--all', 'repeat runs until the campaign is sent')
+    .action(async (campaignId: string, opts: Options, cmd: Command) => {
+      if (!/^[0-9]+$/.test(campaignId)) throw new NotifyError('INVALID_INPUT', `Campaign id must be a number (got ${JSON.stringify(campaignId)})`);
+      await withNotify(cmd, async (notify) => {
+        const id = Number(campaignId);
+        for (let run = 1; ; run++) {
+          const result = await runWithProgress((onProgress) => notify.campaigns.send(id, { onProgress }), process.stdout.isTTY === true);
+          console.log(summary(result, opts.all ? run : undefined));
+          if (result.sent === 0 && result.failed > 0) throw new NotifyError('MAILER_FAILED', `every send of campaign ${id} in this run failed; see the send records' error`);
+          if (!opts.all || result.done || result.sent + result.failed + result.suppressed === 0) break;
+        }
+      });
+    });
+}
+
+async function runWithProgress(run: (onProgress: (p: RunProgress) => void) => Promise<CampaignRunResult>, tty: boolean): Promise<CampaignRunResult> {
+  if (!tty) {
+    let last = -1;
+    return run((p) => {
+      const done = p.sent + p.failed + p.suppressed;
+      if (done === last) return;
+      last = done;
+      console.log(`campaign ${p.campaignId}: ${done}/${p.expected} (sent ${p.sent}, failed ${p.failed}, suppressed ${p.suppressed})`);
+    });
+  }
+  const bar = new cliProgress.SingleBar(
+    { format: 'campaign {id} [{bar}] {value}/{total} | sent {sent} failed {failed} suppressed {suppressed} | {eta_formatted}', hideCursor: true, clearOnComplete: false },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  try {
+    return await run((p) => {
+      const done = p.sent + p.failed + p.suppressed;
+      const payload = { id: p.campaignId, sent: p.sent, failed: p.failed, suppressed: p.suppressed };
+      if (!started) bar.start(Math.max(p.expected, 1), done, payload);
+      started = true;
+      bar.setTotal(Math.max(p.expected, done, 1));
+      bar.update(done, payload);
+    });
+  } finally {
+    if (started) bar.stop();
+  }
+}
+
+export function summary(r: CampaignRunResult, run?: number): string {
+  const head = `campaign ${r.campaignId}${run ? ` run ${run}` : ''}: sent ${r.sent}, failed ${r.failed}, suppressed ${r.suppressed}`;
+  const interrupted = r.interrupted ? `, ${r.interrupted} interrupted by an earlier crash (marked failed, not resent)` : '';
+  const tail = r.done ? ' - campaign sent, nothing remains' : `, ${r.remaining} remaining (run again to continue)`;
+  return head + interrupted + tail;
+}

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { simpleParser } from 'mailparser';
+import { encodeHeaderValue, formatAddress, qpEncode, qpSpliceValue } from '../../src/mail/encoding.ts';
+import { composeMime } from '../../src/mail/mime.ts';
+
+/** RFC 2045 quoted-printable decoding, written independently of the encoder under test. */
+function qpDecode(encoded: Buffer): string {
+  const s = encoded.toString('latin1').replace(/=\r\n/g, '');
+  const bytes: number[] = [];
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === '=') {
+      bytes.push(Number.parseInt(s.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else bytes.push(s.charCodeAt(i));
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+const lines = (b: Buffer) => b.toString('latin1').split('\r\n');
+
+test('quoted-printable pieces spliced in any order decode to the joined text; lines stay within 76 characters', () => {
+  fc.assert(
+    fc.property(fc.array(fc.oneof(fc.string(), fc.fullUnicodeString(), fc.constantFrom(' ', '\t', '=', '.', '\r\n', '\n', 'é')), { maxLength: 12 }), (pieces) => {
+      const encoded = Buffer.concat(pieces.map((p) => qpEncode(p, true)));
+      const expected = pieces.join('').replace(/\r\n|\r|\n/g, '\r\n');
+      assert.equal(qpDecode(encoded), expected);
+      for (const line of lines(encoded)) {
+        assert.ok(line.length <= 76, `line of ${line.length}: ${JSON.stringify(line)}`);
+        assert.ok(!/[ \t]$/.test(line), 'no trailing whitespace on an encoded line');
+        assert.ok(!/[^\t\x20-\x7e]/.test(line), 'encoded lines are printable ASCII (tab allowed)');
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('tokens and signatures splice without encoding; other values are encoded', () => {
+  assert.equal(qpSpliceValue('AbC-_123').toString(), 'AbC-_123=\r\n');
+  assert.equal(qpSpliceValue('').length, 0);
+  assert.equal(qpDecode(qpSpliceValue('https://t.example/notify/unsubscribe/x?s=y')), 'https://t.example/notify/unsubscribe/x?s=y');
+  assert.equal(qpDecode(qpSpliceValue('Zoë & "Co"')), 'Zoë & "Co"');
+});
+
+test('header values: plain ASCII unchanged, anything else as encoded words that a parser reads back', async () => {
+  assert.equal(encodeHeaderValue('Hello world'), 'Hello world');
+  await fc.assert(
+    fc.asyncProperty(fc.fullUnicodeString({ minLength: 1, maxLength: 120 }).filter((s) => !/[\r\n]/.test(s) && s.trim() === s && s.length > 0), async (subject) => {
+      const raw = composeMime({ from: formatAddress('news@example.com', 'Zoë Ünïcode'), to: ['a@example.com'], subject, date: 0, messageId: '<x@example.com>', headers: {} }, 'text', undefined);
+      const parsed = await simpleParser(raw);
+      assert.equal(parsed.subject, subject.replace(/\s+/g, ' '));
+      assert.equal(parsed.from?.value[0].name, 'Zoë Ünïcode');
+      for (const line of lines(raw).slice(0, 8)) assert.ok(line.length <= 998);
+    }),
+    { numRuns: 60 },
+  );
+});
+
+test('display names with specials are quoted and escaped', () => {
+  assert.equal(formatAddress('a@example.com', 'News'), 'News <a@example.com>');
+  assert.equal(formatAddress('a@example.com', 'Smith, John "JJ"'), '"Smith, John \\"JJ\\"" <a@example.com>');
+  assert.equal(formatAddress('a@example.com', null), 'a@example.com');
+});
