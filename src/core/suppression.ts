@@ -1,11 +1,13 @@
 import type { Context } from '../context.ts';
+import type { CounterName } from '../store/repos/counters.ts';
 import type { Contact, ContactStatus } from './types.ts';
 
-type SuppressReason = 'unsubscribed' | 'bounced' | 'complained';
+export type SuppressReason = 'unsubscribed' | 'bounced' | 'complained';
 
 export interface SuppressOptions {
   /** send the action is attributed to, for per-campaign stats */
   sendId?: number | null;
+  /** campaign of that send: its `unsubscribed` / `bounced` / `complained` counter goes up by one */
   campaignId?: number | null;
   source?: 'link' | 'one-click' | 'api';
   provider?: string | null;
@@ -13,37 +15,59 @@ export interface SuppressOptions {
 }
 
 const EVENT_TYPE: Record<SuppressReason, string> = { unsubscribed: 'unsubscribe', bounced: 'bounce', complained: 'complaint' };
+const COUNTER: Record<SuppressReason, CounterName> = { unsubscribed: 'unsubscribed', bounced: 'bounced', complained: 'complained' };
+
+type Ctx = Pick<Context, 'store' | 'clock' | 'events'>;
 
 /**
  * The one path by which a contact becomes suppressed (spec part 3): status set, active drip
- * enrollments cancelled, an event row written, the application event fired.
+ * enrollments cancelled, an event row written, the campaign counter counted, all in ONE
+ * transaction (a crash in between leaves none of it); then the application event fires.
  * Returns the updated contact.
  */
-export async function suppressContact(
-  ctx: Pick<Context, 'store' | 'clock' | 'events'>,
-  contact: Contact,
-  status: SuppressReason,
-  opts: SuppressOptions = {},
-): Promise<Contact> {
+export async function suppressContact(ctx: Ctx, contact: Contact, status: SuppressReason, opts: SuppressOptions = {}): Promise<Contact> {
+  return (await apply(ctx, contact, status, opts, false)).contact;
+}
+
+/**
+ * As suppressContact, but only when the contact does not have that status yet: of several
+ * concurrent calls exactly one performs the flow (`changed: true`); the others change nothing
+ * and fire nothing beyond re-cancelling enrollments (cheap, idempotent).
+ */
+export async function suppressIfChanged(ctx: Ctx, contact: Contact, status: SuppressReason, opts: SuppressOptions = {}): Promise<{ contact: Contact; changed: boolean }> {
+  return apply(ctx, contact, status, opts, true);
+}
+
+async function apply(ctx: Ctx, contact: Contact, status: SuppressReason, opts: SuppressOptions, onlyIfChanged: boolean) {
   const now = ctx.clock.now();
-  await ctx.store.contacts.setStatus(contact.id, status, now);
-  await ctx.store.enrollments.cancelForContact(contact.id, now);
-  await ctx.store.events.insertMany([
-    {
-      type: EVENT_TYPE[status],
-      send_id: opts.sendId ?? null,
-      contact_id: contact.id,
-      campaign_id: opts.campaignId ?? null,
-      link_index: null,
-      metadata: { ...(opts.provider ? { provider: opts.provider } : {}), ...(opts.message_id ? { message_id: opts.message_id } : {}), ...(opts.source ? { source: opts.source } : {}) },
-      is_machine: 0,
-      machine_reason: null,
-      created_at: now,
-    },
-  ]);
+  const changed = await ctx.store.transaction(async (tx) => {
+    if (onlyIfChanged) {
+      if (!(await tx.contacts.changeStatus(contact.id, status, now))) {
+        await tx.enrollments.cancelForContact(contact.id, now);
+        return false;
+      }
+    } else await tx.contacts.setStatus(contact.id, status, now);
+    await tx.enrollments.cancelForContact(contact.id, now);
+    await tx.events.insertMany([
+      {
+        type: EVENT_TYPE[status],
+        send_id: opts.sendId ?? null,
+        contact_id: contact.id,
+        campaign_id: opts.campaignId ?? null,
+        link_index: null,
+        metadata: { ...(opts.provider ? { provider: opts.provider } : {}), ...(opts.message_id ? { message_id: opts.message_id } : {}), ...(opts.source ? { source: opts.source } : {}) },
+        is_machine: 0,
+        machine_reason: null,
+        created_at: now,
+      },
+    ]);
+    if (opts.campaignId) await tx.counters.add(new Map([[opts.campaignId, { [COUNTER[status]]: 1 }]]));
+    return true;
+  });
+  if (!changed) return { contact, changed };
   const updated: Contact = { ...contact, status: status as ContactStatus, updated_at: new Date(now) };
   if (status === 'unsubscribed') ctx.events.emit('notify:contact.unsubscribed', { contact: updated, source: opts.source ?? 'api', sendId: opts.sendId ?? null });
   else if (status === 'bounced') ctx.events.emit('notify:contact.bounced', { contact: updated, message_id: opts.message_id ?? null, provider: opts.provider ?? null });
   else ctx.events.emit('notify:contact.complained', { contact: updated, message_id: opts.message_id ?? null, provider: opts.provider ?? null });
-  return updated;
+  return { contact: updated, changed };
 }

@@ -1,11 +1,11 @@
 import type { Context } from '../context.ts';
-import { suppressContact } from './suppression.ts';
+import { suppressIfChanged } from './suppression.ts';
 import { hashToken, isWellFormedToken } from './tokens.ts';
 import type { Contact } from './types.ts';
 
 /**
  * The unsubscribe flow (spec part 3): by unsubscribe_token, whatever the contact's status, to
- * `unsubscribed`, through suppressContact (enrollments cancelled, event row, app event).
+ * `unsubscribed`, through suppressIfChanged (enrollments cancelled, event row, app event).
  * "Expired" is the token of an erased contact (its hash survives in a tombstone).
  */
 export type UnsubscribeLookup = { outcome: 'valid'; contact: Contact } | { outcome: 'invalid' } | { outcome: 'expired' };
@@ -35,17 +35,11 @@ export async function findUnsubscribe(ctx: Pick<Context, 'store'>, token: string
 export async function unsubscribe(ctx: Ctx, token: string | undefined, opts: UnsubscribeOptions): Promise<UnsubscribeResult> {
   const found = await findUnsubscribe(ctx, token);
   if (found.outcome !== 'valid') return found;
-  const now = ctx.clock.now();
-  // The conditional update decides which of several concurrent requests performs the flow.
-  if (!(await ctx.store.contacts.changeStatus(found.contact.id, 'unsubscribed', now))) {
-    // Cheap and idempotent: heals a flow that was interrupted after the status change.
-    await ctx.store.enrollments.cancelForContact(found.contact.id, now);
-    return { outcome: 'unsubscribed', contact: found.contact, changed: false };
-  }
+  // The send is looked up first so the status change, event row and campaign counter land in one
+  // transaction; of several concurrent requests only the one that changes the status acts.
   const send = await attributedSend(ctx, found.contact.id, opts.sendToken);
-  const contact = await suppressContact(ctx, found.contact, 'unsubscribed', { source: opts.source, sendId: send?.id ?? null, campaignId: send?.campaign_id ?? null });
-  if (send?.campaign_id) await ctx.store.counters.add(new Map([[send.campaign_id, { unsubscribed: 1 }]]));
-  return { outcome: 'unsubscribed', contact, changed: true };
+  const { contact, changed } = await suppressIfChanged(ctx, found.contact, 'unsubscribed', { source: opts.source, sendId: send?.id ?? null, campaignId: send?.campaign_id ?? null });
+  return { outcome: 'unsubscribed', contact, changed };
 }
 
 /** Only a send that went to this very contact can take the credit. */

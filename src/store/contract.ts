@@ -38,6 +38,16 @@ export interface Store {
   readonly optin: OptinRepo;
   readonly rateLimits: RateLimitsRepo;
   readonly sends: SendsRepo;
+  /**
+   * Runs `fn` in one database transaction with repositories bound to it: all of its writes land
+   * or none do (a crash or a lost connection in between leaves no half-applied state). The
+   * repositories' own multi-statement methods (contacts.upsert/erase, campaigns.create) open
+   * their own transactions and are not for use inside `fn`.
+   */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   migrate(): Promise<MigrateResult>;
   close(): Promise<void>;
 }
+
+/** The repositories available inside Store.transaction. */
+export type StoreTx = Pick<Store, 'kind' | 'contacts' | 'counters' | 'enrollments' | 'events' | 'sends'> & { readonly db: Kysely<Database> };

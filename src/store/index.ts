@@ -17,7 +17,7 @@ import { createRateLimitsRepo } from './repos/rate-limits.ts';
 import { createSendsRepo } from './repos/sends.ts';
 import { createSqliteDialect } from './sqlite/index.ts';
 
-export type { Store } from './contract.ts';
+export type { Store, StoreTx } from './contract.ts';
 
 export function createDialect(url: string): StoreDialect {
   if (url.startsWith('sqlite:')) return createSqliteDialect(url);
@@ -44,6 +44,18 @@ export function createStore(url: string): Store {
     optin: createOptinRepo(db),
     rateLimits: createRateLimitsRepo(db),
     sends: createSendsRepo(db),
+    transaction: (fn) =>
+      db.transaction().execute((trx) =>
+        fn({
+          kind: dialect.kind,
+          db: trx,
+          contacts: createContactsRepo(trx),
+          counters: createCountersRepo(trx),
+          enrollments: createEnrollmentsRepo(trx),
+          events: createEventsRepo(trx),
+          sends: createSendsRepo(trx),
+        }),
+      ),
     async migrate() {
       try {
         await dialect.prepare();

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { sql } from 'kysely';
 import { newToken } from '../../src/core/tokens.ts';
 import type { Notify } from '../../src/notify.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
@@ -174,6 +175,38 @@ forEachEngine('/notify/unsubscribe', (h) => {
     const [event] = await unsubscribeEvents(notify(), send.contactId);
     assert.deepEqual([Number(event.send_id), Number(event.campaign_id)], [send.id, campaignId]);
     assert.equal((await store.counters.get(campaignId)).unsubscribed, 1);
+  });
+
+  test('a write failing mid-flow leaves nothing half done: still subscribed, enrollment active, no event; the retry completes it', async () => {
+    const store = notify().context.store;
+    const campaignId = await insertCampaign(store);
+    const send = await insertSend(notify(), { campaignId });
+    const enrollment = await enroll(notify(), send.contactId);
+    const { fired, off } = listen(notify());
+    // The event insert fails, as a lost connection or a full disk would, after the status change.
+    if (h.engine === 'sqlite') await sql`CREATE TRIGGER fail_events BEFORE INSERT ON notify_events BEGIN SELECT RAISE(ABORT, 'disk full'); END`.execute(store.db);
+    else {
+      await sql`CREATE FUNCTION fail_events() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$ LANGUAGE plpgsql`.execute(store.db);
+      await sql`CREATE TRIGGER fail_events BEFORE INSERT ON notify_events FOR EACH ROW EXECUTE FUNCTION fail_events()`.execute(store.db);
+    }
+    try {
+      const res = await call(notify(), `/notify/unsubscribe/${send.unsubscribeToken}?s=${send.token}`, { method: 'POST' });
+      assert.equal(res.status, 500);
+      assert.equal((await notify().contacts.get(send.contactId))?.status, 'subscribed');
+      assert.equal(await enrollmentStatus(notify(), enrollment), 'active');
+      assert.equal((await store.counters.get(campaignId)).unsubscribed, 0);
+      assert.deepEqual(fired, []);
+    } finally {
+      await sql`DROP TRIGGER fail_events${sql.raw(h.engine === 'postgres' ? ' ON notify_events' : '')}`.execute(store.db);
+    }
+    const retry = await call(notify(), `/notify/unsubscribe/${send.unsubscribeToken}?s=${send.token}`, { method: 'POST' });
+    off();
+    assert.equal(retry.status, 200);
+    assert.equal((await notify().contacts.get(send.contactId))?.status, 'unsubscribed');
+    assert.equal(await enrollmentStatus(notify(), enrollment), 'cancelled');
+    assert.equal((await unsubscribeEvents(notify(), send.contactId)).length, 1);
+    assert.equal((await store.counters.get(campaignId)).unsubscribed, 1);
+    assert.equal(fired.length, 1);
   });
 });
 
