@@ -2,6 +2,7 @@ import type { Context as HonoContext } from 'hono';
 import { isWellFormedToken } from '../core/tokens.ts';
 import { findUnsubscribe, maskEmail, type UnsubscribeLookup, unsubscribe } from '../core/unsubscribe.ts';
 import type { HttpParts, RouteModule } from './app.ts';
+import { readCapped } from './read-body.ts';
 import { viewPage } from './view-page.ts';
 
 /**
@@ -21,7 +22,8 @@ export const unsubscribeRoute: RouteModule = (app, parts) => {
     const method = c.req.method;
     if (method === 'HEAD') return findUnsubscribe(parts.ctx, token).then((found) => new Response(null, { status: STATUS[found.outcome] }));
     if (method === 'GET' && parts.ctx.config.unsubscribeConfirm) return confirmPage(c, parts, token);
-    return act(c, parts, token, method === 'POST' ? 'one-click' : 'link');
+    if (method === 'POST') return postSource(c.req.raw).then((source) => act(c, parts, token, source));
+    return act(c, parts, token, 'link');
   };
   app.get('/notify/unsubscribe/:token', handle);
   app.post('/notify/unsubscribe/:token', handle);
@@ -30,6 +32,16 @@ export const unsubscribeRoute: RouteModule = (app, parts) => {
 };
 
 const STATUS = { valid: 200, unsubscribed: 200, invalid: 404, expired: 410 } as const;
+
+/**
+ * A POST is a mail client's RFC 8058 one-click unless it carries `notify_confirm=1`, the field of
+ * our own confirm page (a person pressed the button). Only the first few KiB are looked at;
+ * whatever the body, the POST acts.
+ */
+async function postSource(req: Request): Promise<'link' | 'one-click'> {
+  const head = await readCapped(req, 4096).catch(() => null);
+  return head && new URLSearchParams(head.toString('latin1')).get('notify_confirm') === '1' ? 'link' : 'one-click';
+}
 
 async function act(c: HonoContext, parts: HttpParts, token: string, source: 'link' | 'one-click'): Promise<Response> {
   const result = await unsubscribe(parts.ctx, token, { source, sendToken: c.req.query('s') });

@@ -213,7 +213,8 @@ forEachEngine('/notify/unsubscribe', (h) => {
 forEachEngine('/notify/unsubscribe with unsubscribeConfirm', (h) => {
   const notify = useNotify(h, { unsubscribeConfirm: true });
 
-  test('GET shows a confirm page with a POST button and changes nothing; the POST acts', async () => {
+  test('GET shows a confirm page with a POST button and changes nothing; the POST acts (source link; a one-click POST is one-click)', async () => {
+    const { fired, off } = listen(notify());
     const contact = await notify().contacts.upsert({ email: 'confirm@example.com' });
     const send = await insertSend(notify(), { email: 'confirm@example.com' });
     const page = await call(notify(), `/notify/unsubscribe/${contact.unsubscribe_token}?s=${send.token}`);
@@ -222,12 +223,22 @@ forEachEngine('/notify/unsubscribe with unsubscribeConfirm', (h) => {
     const html = await page.text();
     const action = `/notify/unsubscribe/${contact.unsubscribe_token}?s=${send.token}`;
     assert.ok(html.includes(`<form method="post" action="${action}">`), html);
-    assert.match(html, /name="List-Unsubscribe" value="One-Click"/);
+    assert.match(html, /name="notify_confirm" value="1"/);
     assert.equal((await notify().contacts.get(contact.id))?.status, 'subscribed');
-    const post = await call(notify(), action, { method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) });
+    const post = await call(notify(), action, { method: 'POST', body: new URLSearchParams({ notify_confirm: '1' }) });
     assert.equal(post.status, 200);
     assert.equal((await notify().contacts.get(contact.id))?.status, 'unsubscribed');
     assert.equal((await call(notify(), `/notify/unsubscribe/${newToken()}`)).status, 404);
+    const other = await notify().contacts.upsert({ email: 'client@example.com' });
+    await call(notify(), `/notify/unsubscribe/${other.unsubscribe_token}`, { method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) });
+    off();
+    assert.deepEqual(
+      fired.map((f) => [f.email, f.source]),
+      [
+        ['confirm@example.com', 'link'],
+        ['client@example.com', 'one-click'],
+      ],
+    );
   });
 });
 

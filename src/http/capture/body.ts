@@ -1,3 +1,5 @@
+import { readCapped } from '../read-body.ts';
+
 /** Hard limits of a capture request body, checked before anything is parsed or stored. */
 export const MAX_BODY_BYTES = 64 * 1024;
 /** entries counted with repeats; the domain has its own, smaller limit on distinct fields */
@@ -26,30 +28,11 @@ export async function readFields(req: Request): Promise<Fields> {
   if (!['application/x-www-form-urlencoded', 'multipart/form-data', 'application/json'].includes(type)) {
     throw new BodyError(415, 'unsupported_type', 'Send the form as application/x-www-form-urlencoded, multipart/form-data or application/json.');
   }
-  const bytes = await readCapped(req);
+  const bytes = await readCapped(req, MAX_BODY_BYTES);
+  if (!bytes) throw tooLarge();
   const fields =
     type === 'application/json' ? parseJsonBody(bytes) : type === 'multipart/form-data' ? await parseMultipart(bytes, req.headers.get('content-type')!) : parseUrlencoded(bytes);
   return fields;
-}
-
-async function readCapped(req: Request): Promise<Buffer> {
-  const declared = Number(req.headers.get('content-length') ?? 0);
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  if (!req.body) return Buffer.alloc(0);
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
 }
 
 const tooLarge = () => new BodyError(413, 'too_large', `The form is too large (at most ${MAX_BODY_BYTES / 1024} KiB).`);
