@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { isNotifyError } from '../errors.ts';
 import { registerCampaignsCreate } from './commands/campaigns-create.ts';
+import { registerDemo } from './commands/demo.ts';
 import { registerContactsImport } from './commands/contacts-import.ts';
 import { registerMigrate } from './commands/migrate.ts';
 import { registerSendCampaign } from './commands/send-campaign.ts';
@@ -13,7 +14,7 @@ const program = new Command('notify')
   .option('-c, --config <file>', 'config file (default: notify.config.json or notify.config.js in this folder)')
   .showHelpAfterError();
 
-for (const register of [registerMigrate, registerContactsImport, registerStats, registerServe, registerSendCampaign, registerCampaignsCreate]) register(program);
+for (const register of [registerMigrate, registerContactsImport, registerStats, registerServe, registerSendCampaign, registerCampaignsCreate, registerDemo]) register(program);
 
 program.parseAsync(process.argv).catch((err) => {
   if (isNotifyError(err)) console.error(`notify: ${err.message} [${err.code}]`);

@@ -13,20 +13,36 @@ export interface ServeOptions {
 }
 
 /**
- * Serves the /notify/* controller on node:http. On SIGTERM or SIGINT it stops accepting, lets
+ * Serves the /notify/* controller on node:http (given an instance, or a factory called with the
+ * server's URL once it listens). On SIGTERM or SIGINT it stops accepting, lets
  * in-flight requests finish (up to graceMs), then closes the instance, which writes every
  * buffered open and click event, and exits 0.
  */
-export async function startServer(notify: Notify, opts: ServeOptions): Promise<{ server: Server; url: string; stop: () => Promise<void> }> {
+export async function startServer(
+  instance: Notify | ((url: string) => Promise<Notify>),
+  opts: ServeOptions,
+): Promise<{ server: Server; url: string; notify: Notify; stop: () => Promise<void> }> {
   const log = opts.log ?? ((line: string) => console.log(line));
-  const server = createServer(notify.listener);
+  const server = createServer();
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new NotifyError('INVALID_INPUT', `port ${opts.port} is in use on ${opts.host}; pass --port with another (0 picks a free one)`) : err),
+    );
     server.listen(opts.port, opts.host, () => resolve());
   });
   const { address, port } = server.address() as AddressInfo;
   const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  // A factory builds the instance once the address is known (its links must point here); the
+  // socket is bound first so a busy port fails before any work is done.
+  let notify: Notify;
+  try {
+    notify = typeof instance === 'function' ? await instance(url) : instance;
+  } catch (err) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw err;
+  }
+  server.on('request', notify.listener);
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -51,7 +67,7 @@ export async function startServer(notify: Notify, opts: ServeOptions): Promise<{
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   log(`notify: listening on ${url} (routes under /notify/)`);
-  return { server, url, stop };
+  return { server, url, notify, stop };
 }
 
 export function registerServe(program: Command): void {

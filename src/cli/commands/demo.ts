@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig } from '../../config.ts';
+import { NotifyError } from '../../errors.ts';
+import { MESSAGE_NAME } from '../../http/admin/outbox-files.ts';
+import { createNotify, type Notify } from '../../notify.ts';
+import { type DemoSeed, seedDemo } from '../demo-data.ts';
+import { startServer } from './serve.ts';
+
+interface Options {
+  port: string;
+  host: string;
+  dir: string;
+  serve: boolean;
+}
+
+/** marks a folder as the demo's own, so a rerun may clear what it wrote there and nothing else */
+const MARKER = '.notify-demo';
+const DB_FILES = ['notify.db', 'notify.db-wal', 'notify.db-shm', 'notify.db-journal'];
+
+/**
+ * `notify demo`: the whole loop on a fresh clone, no server to install. Its own folder (SQLite
+ * database and `outbox:` mailer there, never the user's notify.db), sample contacts, a campaign
+ * sent into the outbox, the server with the admin pages, and their URL with the admin token.
+ * Every run starts fresh. --no-serve seeds and exits (scripts, tests).
+ */
+export function registerDemo(program: Command): void {
+  program
+    .command('demo')
+    .description('try notify with no mail server: sample contacts and a campaign in ./notify-demo/, then the admin pages to watch the stats move')
+    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', '3000')
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--dir <folder>', 'demo folder: its database and outbox (cleared on every run)', 'notify-demo')
+    .option('--no-serve', 'seed the demo folder and exit instead of serving')
+    .action(async (opts: Options, cmd: Command) => {
+      const port = Number(opts.port);
+      if (!/^\d+$/.test(opts.port) || port > 65535) throw new NotifyError('INVALID_INPUT', `--port must be a number from 0 to 65535 (got ${JSON.stringify(opts.port)})`);
+      const dir = prepareFolder(resolve(opts.dir));
+      const { config: configFile } = cmd.optsWithGlobals<{ config?: string }>();
+      // Only the admin token and log level come from the user's configuration; storage, mail and
+      // addresses are the demo's own.
+      const user = await loadConfig({}, { configFile });
+      const adminToken = user.adminToken || randomBytes(18).toString('base64url');
+      let seed: DemoSeed | undefined;
+      const open = async (url: string): Promise<Notify> => {
+        const notify = await createNotify({
+          configFile,
+          database: `sqlite:${join(dir, 'notify.db')}`,
+          mailer: `outbox:${join(dir, 'outbox')}`,
+          baseUrl: url,
+          trackingHost: '',
+          adminToken,
+          testMode: false,
+          rateLimitStore: 'memory',
+          fromName: user.fromName || 'notify demo',
+          fromEmail: user.fromEmail || 'demo@example.com',
+          logLevel: user.logLevel === 'info' ? 'warn' : user.logLevel,
+        });
+        try {
+          seed = await seedDemo(notify, url);
+          return notify;
+        } catch (err) {
+          await notify.close();
+          throw err;
+        }
+      };
+      if (!opts.serve) {
+        const url = linkBase(opts.host, port);
+        const notify = await open(url);
+        await notify.close();
+        console.log(summary(dir, url, adminToken, seed!, false));
+        return;
+      }
+      const { url } = await startServer((bound) => open(linkBase(opts.host, Number(new URL(bound).port))), {
+        port,
+        host: opts.host,
+        log: (line) => {
+          if (!line.includes('listening on')) console.log(line);
+        },
+      });
+      console.log(summary(dir, linkBase(opts.host, Number(new URL(url).port)), adminToken, seed!, true));
+    });
+}
+
+/** Links in the messages use a name a browser on this machine reaches, whatever address is bound. */
+function linkBase(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
+/**
+ * Clears what an earlier run wrote (database files, outbox messages) in a folder that carries the
+ * marker; refuses a folder with other content, so `--dir` pointing somewhere wrong deletes nothing.
+ */
+function prepareFolder(dir: string): string {
+  if (existsSync(dir)) {
+    const entries = readdirSync(dir);
+    if (entries.length > 0 && !entries.includes(MARKER)) {
+      throw new NotifyError('INVALID_INPUT', `${dir} exists and was not made by notify demo; remove it or pass --dir <another folder>`, { dir });
+    }
+    for (const f of DB_FILES) rmSync(join(dir, f), { force: true });
+    const outbox = join(dir, 'outbox');
+    if (existsSync(outbox)) for (const f of readdirSync(outbox)) if (MESSAGE_NAME.test(f)) rmSync(join(outbox, f), { force: true });
+  }
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, MARKER), 'This folder belongs to `notify demo`; every run clears its database and outbox.\n');
+  return dir;
+}
+
+function summary(dir: string, url: string, token: string, seed: DemoSeed, serving: boolean): string {
+  const shown = relative(process.cwd(), dir) || '.';
+  const admin = `${url.replace('://', `://admin:${encodeURIComponent(token)}@`)}/notify/admin`;
+  const lines = [
+    `notify demo: ${seed.contacts} contacts; campaign ${seed.campaignId} sent ${seed.sent} messages (${seed.suppressed} suppressed: already unsubscribed)`,
+  ];
+  if (seed.drip) lines.push(`drip sequence "${seed.drip.sequence}": ${seed.drip.enrolled} enrolled, first step sent ${seed.drip.sent}`);
+  lines.push(
+    `database ${shown}/notify.db, messages in ${shown}/outbox/ (.eml files any mail client opens)`,
+    '',
+    `Admin: ${admin}`,
+    `       (or ${url}/notify/admin with any user name and the password ${token})`,
+    '',
+    'Try it: Outbox -> open a message (its pixel counts an open) -> "See your click counted" (a click)',
+    `-> open another message and Unsubscribe; the campaign page (${url}/notify/admin/campaigns/${seed.campaignId}) shows each one.`,
+    `From another shell: NOTIFY_DATABASE=sqlite:${shown}/notify.db npx notify stats ${seed.campaignId}`,
+  );
+  lines.push(serving ? 'Ctrl+C stops the server; the next `notify demo` starts fresh.' : '--no-serve: not serving; run `notify demo` to open the admin pages.');
+  return lines.join('\n');
+}
