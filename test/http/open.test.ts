@@ -64,6 +64,10 @@ forEachEngine('GET /notify/open', (h) => {
     const head = await call(notify(), `/notify/open/${send.token}`, { method: 'HEAD', headers: { 'user-agent': BROWSER } });
     assert.equal(head.status, 200);
     assert.equal(head.headers.get('content-type'), 'image/gif');
+    const gmail = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
+    await assertPixel(await call(notify(), `/notify/open/${send.token}`, { headers: { 'user-agent': gmail } }));
+    await assertPixel(await call(notify(), `/notify/open/${send.token}`));
+    await assertPixel(await call(notify(), `/notify/open/${send.token}`, { headers: { 'user-agent': 'python-requests/2.32.3' } }));
     await notify().flush();
     const events = await eventsOf(notify().context.store, send.id, 'open');
     assert.deepEqual(
@@ -71,12 +75,24 @@ forEachEngine('GET /notify/open', (h) => {
       [
         [1, 'apple_mail_privacy'],
         [1, 'head_request'],
+        [1, 'google_image_proxy'],
+        [1, 'no_user_agent'],
+        [1, 'bot_user_agent'],
       ],
     );
     const row = await sendRow(notify().context.store, send.id);
     assert.notEqual(row.opened_at, null);
     assert.equal(row.human_opened_at, null);
     assert.deepEqual(await notify().context.store.counters.get(campaignId).then((c) => [c.opened, c.human_opened]), [1, 0]);
+
+    // a person opening it later is the send's first human open: counted once, beside the raw figure
+    clock.advance(60_000);
+    for (let i = 0; i < 2; i++) await assertPixel(await call(notify(), `/notify/open/${send.token}`, { headers: { 'user-agent': BROWSER } }));
+    await notify().flush();
+    const later = await sendRow(notify().context.store, send.id);
+    assert.equal(Number(later.opened_at), Number(row.opened_at), 'opened_at stays the first open');
+    assert.equal(Number(later.human_opened_at), clock.now());
+    assert.deepEqual(await notify().context.store.counters.get(campaignId).then((c) => [c.opened, c.human_opened]), [1, 1]);
   });
 });
 
