@@ -1,5 +1,6 @@
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
+import { readLayout } from '../render/layout.ts';
 import { createBodyEngine, createPlainEngine, parse } from '../render/liquid.ts';
 import { type ContentInput, checkContent, resolveMarkdownFile } from '../render/source.ts';
 import { runCampaign, type RunOptions } from './campaign-run.ts';
@@ -67,6 +68,8 @@ function validateCampaign(ctx: Context, input: CampaignInput) {
   }
   const layout = optionalString(input.layout, 'layout', 200);
   if (layout && !/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/.test(layout)) throw new NotifyError('INVALID_INPUT', `Invalid layout name ${JSON.stringify(layout)}`, { field: 'layout' });
+  // a misspelt layout fails now, like a missing markdownFile, not at the first send
+  if (layout) readLayout(layout, ctx.config.viewsPath);
   // Liquid syntax errors surface now rather than at the first send.
   parse(createPlainEngine(), subject);
   for (const body of [input.html, input.markdown]) if (body) parse(createBodyEngine(), body);

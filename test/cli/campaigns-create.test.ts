@@ -72,6 +72,7 @@ describe('notify campaigns:create', () => {
       [['-s', 'x', '--markdown', 'Hi {% if %}'], /\[TEMPLATE_ERROR\]/],
       [['-s', 'x', '--markdown', 'x', '--from-email', 'not an address'], /Invalid from address .*\[INVALID_EMAIL\]/],
       [['-s', 'x', '--markdown', 'x', '--layout', '../secret'], /Invalid layout name .*\[INVALID_INPUT\]/],
+      [['-s', 'x', '--markdown', 'x', '--layout', 'brand/missing'], /Layout brand\/missing not found .*\[NOT_FOUND\]/],
       [['-s', 'x', '--markdown', 'x', 'stray'], /too many arguments/],
       [['-s', 'x', '--markdown', 'x', '--bogus'], /unknown option '--bogus'/],
     ];

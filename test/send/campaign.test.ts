@@ -148,6 +148,7 @@ forEachEngine('notify:send-campaign runs', (h) => {
       [{ subject: 'x', html: 'x', fromEmail: 'bad' }, 'INVALID_EMAIL'],
       [{ subject: 'x', html: 'x', fromName: 'a\nb' }, 'HEADER_INJECTION'],
       [{ subject: 'x', html: 'x', layout: '../secret' }, 'INVALID_INPUT'],
+      [{ subject: 'x', html: 'x', layout: 'notify/layouts/misspelt' }, 'NOT_FOUND'],
       [{ subject: 'x', html: 'x', headers: { 'X-A': 'b\r\nc' } }, 'HEADER_INJECTION'],
     ];
     for (const [input, code] of bad) {
