@@ -53,6 +53,11 @@ describe('notify demo', () => {
         return r.stats.clicked === 1 && r.unsubscribed === 1 ? r : undefined;
       }, 10_000, 'the click and the unsubscribe in the report');
       assert.deepEqual(report.stats, { total: 6, sent: 5, failed: 0, opened: 0, clicked: 1 });
+
+      const busy = await env.run(['demo', '--port', new URL(base).port]);
+      assert.equal(busy.code, 1);
+      assert.match(busy.stderr, /port \d+ is in use on 127\.0\.0\.1; pass --port/);
+      assert.equal(messages().length, 5, 'a second demo on a busy port leaves the running one alone');
     } finally {
       demo.proc.kill('SIGTERM');
     }

@@ -37,14 +37,17 @@ export function registerDemo(program: Command): void {
     .action(async (opts: Options, cmd: Command) => {
       const port = Number(opts.port);
       if (!/^\d+$/.test(opts.port) || port > 65535) throw new NotifyError('INVALID_INPUT', `--port must be a number from 0 to 65535 (got ${JSON.stringify(opts.port)})`);
-      const dir = prepareFolder(resolve(opts.dir));
+      const dir = resolve(opts.dir);
       const { config: configFile } = cmd.optsWithGlobals<{ config?: string }>();
       // Only the admin token and log level come from the user's configuration; storage, mail and
       // addresses are the demo's own.
       const user = await loadConfig({}, { configFile });
       const adminToken = user.adminToken || randomBytes(18).toString('base64url');
       let seed: DemoSeed | undefined;
+      // Called once the port is bound, so a second demo on a busy port fails before clearing the
+      // folder a running one uses.
       const open = async (url: string): Promise<Notify> => {
+        prepareFolder(dir);
         const notify = await createNotify({
           configFile,
           database: `sqlite:${join(dir, 'notify.db')}`,
@@ -94,7 +97,7 @@ function linkBase(host: string, port: number): string {
  * Clears what an earlier run wrote (database files, outbox messages) in a folder that carries the
  * marker; refuses a folder with other content, so `--dir` pointing somewhere wrong deletes nothing.
  */
-function prepareFolder(dir: string): string {
+function prepareFolder(dir: string): void {
   if (existsSync(dir)) {
     const entries = readdirSync(dir);
     if (entries.length > 0 && !entries.includes(MARKER)) {
@@ -106,7 +109,6 @@ function prepareFolder(dir: string): string {
   }
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, MARKER), 'This folder belongs to `notify demo`; every run clears its database and outbox.\n');
-  return dir;
 }
 
 function summary(dir: string, url: string, token: string, seed: DemoSeed, serving: boolean): string {
