@@ -1,3 +1,4 @@
+import { isNotifyError } from '../errors.ts';
 import type { Notify } from '../notify.ts';
 
 /** What the demo put in its folder, for the summary it prints. */
@@ -53,5 +54,30 @@ export async function seedDemo(notify: Notify, url: string): Promise<DemoSeed> {
     suppressed += run.suppressed;
     if (run.done || run.sent + run.failed + run.suppressed === 0) break;
   }
-  return { contacts: PEOPLE.length + 1, campaignId: campaign.id, sent, suppressed };
+  return { contacts: PEOPLE.length + 1, campaignId: campaign.id, sent, suppressed, drip: await seedDrip(notify) };
+}
+
+const SEQUENCE = 'Demo: welcome series';
+
+/**
+ * A two-step welcome sequence (now, then a day later), the demo contacts enrolled and one
+ * notify:process-drips run, so the first step is in the outbox. Skipped while this build has no
+ * drip API yet (issue 5).
+ */
+async function seedDrip(notify: Notify): Promise<DemoSeed['drip']> {
+  try {
+    await notify.drips.createSequence({
+      name: SEQUENCE,
+      steps: [
+        { delayMinutes: 0, subject: 'Welcome aboard, {{ contact.name }}', markdown: 'Step 1 of the demo drip sequence: sent as soon as you enrolled.' },
+        { delayMinutes: 24 * 60, subject: 'Day two, {{ contact.name }}', markdown: 'Step 2 arrives a day after step 1 (run `notify notify:process-drips` then).' },
+      ],
+    });
+    for (const [, email] of PEOPLE) await notify.drips.enroll({ contact: email, sequence: SEQUENCE });
+    const run = (await notify.drips.process()) as { sent?: number };
+    return { sequence: SEQUENCE, enrolled: PEOPLE.length, sent: run.sent ?? 0 };
+  } catch (err) {
+    if (isNotifyError(err, 'NOT_IMPLEMENTED')) return undefined;
+    throw err;
+  }
 }
