@@ -8,3 +8,9 @@ export type { CampaignReport, CampaignSummary, LinkStats, ReportOptions, Sequenc
 export { notify_form, notify_form_open, notify_flash, type NotifyFormOptions, type FlashSource, type FlashMessages, type ListChoice } from './forms.ts';
 export { keepRawBody, notifyExpress } from './http/adapters/express.ts';
 export { notifyFastify } from './http/adapters/fastify.ts';
+export { SesSnsWebhookDriver, type SesSnsWebhookDriverOptions } from './webhooks/drivers/ses-sns.ts';
+export { PostmarkWebhookDriver, type PostmarkWebhookDriverOptions } from './webhooks/drivers/postmark.ts';
+export { SendGridWebhookDriver, type SendGridWebhookDriverOptions } from './webhooks/drivers/sendgrid.ts';
+export { MailgunWebhookDriver, type MailgunWebhookDriverOptions } from './webhooks/drivers/mailgun.ts';
+export type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, WebhookRequest } from './webhooks/contract.ts';
+export type { CustomDriverOptions } from './webhooks/index.ts';

@@ -21,8 +21,10 @@ import { captureRoutes } from './http/capture/index.ts';
 import { clickRoute } from './http/click.ts';
 import { openRoute } from './http/open.ts';
 import { unsubscribeRoute } from './http/unsubscribe.ts';
+import { webhookRoute } from './http/webhook.ts';
 import { createViews } from './render/views.ts';
 import { createStore } from './store/index.ts';
+import { type ResolvedDriver, resolveWebhookDriver } from './webhooks/index.ts';
 
 export interface CreateNotifyOptions extends Partial<ConfigInput>, LoadConfigOptions {
   /** time source; tests pass manualClock() */
@@ -72,7 +74,7 @@ export interface Notify {
   close(): Promise<void>;
 }
 
-const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, adminRoutes, captureRoutes];
+const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, webhookRoute, adminRoutes, captureRoutes];
 
 export async function createNotify(options: CreateNotifyOptions = {}): Promise<Notify> {
   const { clock, fetch: fetchImpl, logger, migrate, tracking, configFile, env, cwd, ...overrides } = options;
@@ -91,20 +93,21 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
       secret,
       fetch: fetchImpl ?? globalThis.fetch,
     };
-    return assemble(ctx, tracking);
+    const webhook = await resolveWebhookDriver(config, { fetch: ctx.fetch, now: () => new Date(ctx.clock.now()), log, cwd: cwd ?? process.cwd() });
+    return assemble(ctx, tracking, webhook);
   } catch (err) {
     await store.close();
     throw err;
   }
 }
 
-function assemble(ctx: Context, tracking?: TrackingRecorderOptions): Notify {
+function assemble(ctx: Context, tracking?: TrackingRecorderOptions, webhook?: ResolvedDriver): Notify {
   const contacts = createContactsService(ctx);
   const stats = createStatsService(ctx);
   const campaigns = createCampaignsService(ctx);
   const recorder = createTrackingRecorder(ctx, tracking);
   const closers: (() => Promise<void>)[] = [];
-  const app = createApp({ ctx, recorder, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn) }, ROUTES);
+  const app = createApp({ ctx, recorder, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn), webhook }, ROUTES);
   const handle = (request: Request, env?: HttpBindings) => Promise.resolve(app.fetch(request, env));
   let closed = false;
   /** every API member refuses work once close() has run */

@@ -1,4 +1,5 @@
 import type { Context } from '../context.ts';
+import type { StoreTx } from '../store/contract.ts';
 import type { CounterName } from '../store/repos/counters.ts';
 import type { Contact, ContactStatus } from './types.ts';
 
@@ -40,34 +41,45 @@ export async function suppressIfChanged(ctx: Ctx, contact: Contact, status: Supp
 
 async function apply(ctx: Ctx, contact: Contact, status: SuppressReason, opts: SuppressOptions, onlyIfChanged: boolean) {
   const now = ctx.clock.now();
-  const changed = await ctx.store.transaction(async (tx) => {
-    if (onlyIfChanged) {
-      if (!(await tx.contacts.changeStatus(contact.id, status, now))) {
-        await tx.enrollments.cancelForContact(contact.id, now);
-        return false;
-      }
-    } else await tx.contacts.setStatus(contact.id, status, now);
-    await tx.enrollments.cancelForContact(contact.id, now);
-    await tx.events.insertMany([
-      {
-        type: EVENT_TYPE[status],
-        send_id: opts.sendId ?? null,
-        contact_id: contact.id,
-        campaign_id: opts.campaignId ?? null,
-        link_index: null,
-        metadata: { ...(opts.provider ? { provider: opts.provider } : {}), ...(opts.message_id ? { message_id: opts.message_id } : {}), ...(opts.source ? { source: opts.source } : {}) },
-        is_machine: 0,
-        machine_reason: null,
-        created_at: now,
-      },
-    ]);
-    if (opts.campaignId) await tx.counters.add(new Map([[opts.campaignId, { [COUNTER[status]]: 1 }]]));
-    return true;
-  });
+  const changed = await ctx.store.transaction((tx) => suppressInTransaction(tx, contact.id, status, opts, onlyIfChanged, now));
   if (!changed) return { contact, changed };
+  return { contact: emitSuppressed(ctx, contact, status, opts, now), changed };
+}
+
+/**
+ * The writes of a suppression inside the caller's transaction (so a webhook receipt lands with
+ * them). Returns whether the status changed; the caller fires emitSuppressed after commit.
+ */
+export async function suppressInTransaction(tx: StoreTx, contactId: number, status: SuppressReason, opts: SuppressOptions, onlyIfChanged: boolean, now: number): Promise<boolean> {
+  if (onlyIfChanged) {
+    if (!(await tx.contacts.changeStatus(contactId, status, now))) {
+      await tx.enrollments.cancelForContact(contactId, now);
+      return false;
+    }
+  } else await tx.contacts.setStatus(contactId, status, now);
+  await tx.enrollments.cancelForContact(contactId, now);
+  await tx.events.insertMany([
+    {
+      type: EVENT_TYPE[status],
+      send_id: opts.sendId ?? null,
+      contact_id: contactId,
+      campaign_id: opts.campaignId ?? null,
+      link_index: null,
+      metadata: { ...(opts.provider ? { provider: opts.provider } : {}), ...(opts.message_id ? { message_id: opts.message_id } : {}), ...(opts.source ? { source: opts.source } : {}) },
+      is_machine: 0,
+      machine_reason: null,
+      created_at: now,
+    },
+  ]);
+  if (opts.campaignId) await tx.counters.add(new Map([[opts.campaignId, { [COUNTER[status]]: 1 }]]));
+  return true;
+}
+
+/** The application event of a suppression that changed the status; returns the updated contact. */
+export function emitSuppressed(ctx: Pick<Context, 'events'>, contact: Contact, status: SuppressReason, opts: SuppressOptions, now: number): Contact {
   const updated: Contact = { ...contact, status: status as ContactStatus, updated_at: new Date(now) };
   if (status === 'unsubscribed') ctx.events.emit('notify:contact.unsubscribed', { contact: updated, source: opts.source ?? 'api', sendId: opts.sendId ?? null });
   else if (status === 'bounced') ctx.events.emit('notify:contact.bounced', { contact: updated, message_id: opts.message_id ?? null, provider: opts.provider ?? null });
   else ctx.events.emit('notify:contact.complained', { contact: updated, message_id: opts.message_id ?? null, provider: opts.provider ?? null });
-  return { contact: updated, changed };
+  return updated;
 }

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { Context } from '../context.ts';
 import type { TrackingRecorder } from '../core/tracking.ts';
 import type { Views } from '../render/views.ts';
+import type { ResolvedDriver } from '../webhooks/index.ts';
 
 /**
  * The /notify controller. Each endpoint lives in its own file under http/ and registers itself
@@ -17,6 +18,8 @@ export interface HttpParts {
   views: Views;
   /** registers cleanup run by notify.close() (e.g. a rate-limit store's Redis connection) */
   onClose?: (fn: () => Promise<void>) => void;
+  /** the configured webhook driver; absent = POST /notify/webhook answers 400 */
+  webhook?: ResolvedDriver;
 }
 
 export type RouteModule = (app: Hono, parts: HttpParts) => void;

@@ -13,6 +13,7 @@ import type { TrackingRepo } from './repos/tracking.ts';
 import type { OptinRepo } from './repos/optin.ts';
 import type { RateLimitsRepo } from './repos/rate-limits.ts';
 import type { SendsRepo } from './repos/sends.ts';
+import type { WebhookReceiptsRepo } from './repos/webhook-receipts.ts';
 import type { Database } from './schema.ts';
 
 /**
@@ -38,6 +39,8 @@ export interface Store {
   readonly optin: OptinRepo;
   readonly rateLimits: RateLimitsRepo;
   readonly sends: SendsRepo;
+  /** ids of webhook deliveries already applied (a redelivery applies once) */
+  readonly webhookReceipts: WebhookReceiptsRepo;
   /**
    * Runs `fn` in one database transaction with repositories bound to it: all of its writes land
    * or none do (a crash or a lost connection in between leaves no half-applied state). The
@@ -50,4 +53,4 @@ export interface Store {
 }
 
 /** The repositories available inside Store.transaction. */
-export type StoreTx = Pick<Store, 'kind' | 'contacts' | 'counters' | 'enrollments' | 'events' | 'sends'> & { readonly db: Kysely<Database> };
+export type StoreTx = Pick<Store, 'kind' | 'contacts' | 'counters' | 'enrollments' | 'events' | 'sends' | 'webhookReceipts'> & { readonly db: Kysely<Database> };

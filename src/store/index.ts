@@ -15,6 +15,7 @@ import { createTrackingRepo } from './repos/tracking.ts';
 import { createOptinRepo } from './repos/optin.ts';
 import { createRateLimitsRepo } from './repos/rate-limits.ts';
 import { createSendsRepo } from './repos/sends.ts';
+import { createWebhookReceiptsRepo } from './repos/webhook-receipts.ts';
 import { createSqliteDialect } from './sqlite/index.ts';
 
 export type { Store, StoreTx } from './contract.ts';
@@ -44,6 +45,7 @@ export function createStore(url: string): Store {
     optin: createOptinRepo(db),
     rateLimits: createRateLimitsRepo(db),
     sends: createSendsRepo(db),
+    webhookReceipts: createWebhookReceiptsRepo(db),
     transaction: (fn) =>
       db.transaction().execute((trx) =>
         fn({
@@ -54,6 +56,7 @@ export function createStore(url: string): Store {
           enrollments: createEnrollmentsRepo(trx),
           events: createEventsRepo(trx),
           sends: createSendsRepo(trx),
+          webhookReceipts: createWebhookReceiptsRepo(trx),
         }),
       ),
     async migrate() {
