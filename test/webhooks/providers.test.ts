@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { MailgunWebhookDriver, PostmarkWebhookDriver, SendGridWebhookDriver } from '../../src/index.ts';
+import type { Notify } from '../../src/notify.ts';
+import { forEachEngine, useNotify } from '../helpers/engines.ts';
+import { call } from '../helpers/http.ts';
+import { webhookRequest } from './helpers.ts';
+
+const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+
+describe('PostmarkWebhookDriver (HTTP Basic credentials)', () => {
+  const driver = new PostmarkWebhookDriver({ username: 'hook', password: 'pa55' });
+  const bounce = JSON.stringify({ RecordType: 'Bounce', ID: 42, Type: 'HardBounce', TypeCode: 1, MessageID: 'pm-1', Email: 'john@example.com' });
+
+  test('right credentials verify; wrong, missing or other schemes do not', () => {
+    assert.equal(driver.verifySignature(webhookRequest(bounce, { authorization: basic('hook', 'pa55') })), true);
+    assert.equal(driver.verifySignature(webhookRequest(bounce, { authorization: basic('hook', 'pa56') })), false);
+    assert.equal(driver.verifySignature(webhookRequest(bounce, { authorization: basic('hook', '') })), false);
+    assert.equal(driver.verifySignature(webhookRequest(bounce, { authorization: `Bearer ${Buffer.from('hook:pa55').toString('base64')}` })), false);
+    assert.equal(driver.verifySignature(webhookRequest(bounce)), false);
+    assert.throws(() => new PostmarkWebhookDriver({ username: '', password: 'x' }), /postmarkWebhookUsername/);
+  });
+
+  test('record types map to events', () => {
+    const parse = (o: object) => driver.parseEvents(webhookRequest(JSON.stringify(o)));
+    assert.deepEqual(parse(JSON.parse(bounce)), [{ type: 'bounce', email: 'john@example.com', message_id: 'pm-1', id: 'Bounce:42' }]);
+    assert.equal(parse({ RecordType: 'Bounce', ID: 1, Type: 'SoftBounce', Email: 'a@example.com', MessageID: 'm' })[0].type, 'soft_bounce');
+    assert.equal(parse({ RecordType: 'Bounce', ID: 2, Type: 'Transient', Email: 'a@example.com', MessageID: 'm' })[0].type, 'soft_bounce');
+    assert.deepEqual(parse({ RecordType: 'SpamComplaint', ID: 3, Type: 'SpamComplaint', Email: 'a@example.com', MessageID: 'm' })[0], { type: 'complaint', email: 'a@example.com', message_id: 'm', id: 'SpamComplaint:3' });
+    assert.deepEqual(parse({ RecordType: 'Bounce', ID: 4, Type: 'AutoResponder', Email: 'a@example.com' }), []);
+    assert.deepEqual(parse({ RecordType: 'Delivery', MessageID: 'm', Recipient: 'a@example.com' }), []);
+    assert.deepEqual(parse({ RecordType: 'Bounce', ID: 5, Type: 'HardBounce', Email: 'nope' }), []);
+  });
+});
+
+describe('SendGridWebhookDriver (signed event webhook, ECDSA P-256)', () => {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const b64Key = publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+  const driver = new SendGridWebhookDriver({ publicKey: b64Key });
+  const events = JSON.stringify([
+    { email: 'a@example.com', event: 'bounce', type: 'bounce', sg_event_id: 'e1', sg_message_id: 'sg1.filter', 'smtp-id': '<t1@example.com>', timestamp: 1 },
+    { email: 'b@example.com', event: 'bounce', type: 'blocked', sg_event_id: 'e2', sg_message_id: 'sg2.filter', timestamp: 1 },
+    { email: 'c@example.com', event: 'spamreport', sg_event_id: 'e3', sg_message_id: 'sg3.filter', timestamp: 1 },
+    { email: 'd@example.com', event: 'delivered', sg_event_id: 'e4', timestamp: 1 },
+    { email: 'e@example.com', event: 'deferred', sg_event_id: 'e5', timestamp: 1 },
+  ]);
+  const signed = (body: string, ts = '1700000000') => ({
+    'x-twilio-email-event-webhook-timestamp': ts,
+    'x-twilio-email-event-webhook-signature': sign('sha256', Buffer.from(ts + body), privateKey).toString('base64'),
+  });
+
+  test('a signature over timestamp + body verifies; a changed body, timestamp or key does not', () => {
+    assert.equal(driver.verifySignature(webhookRequest(events, signed(events))), true);
+    assert.equal(new SendGridWebhookDriver({ publicKey: publicKey.export({ format: 'pem', type: 'spki' }).toString() }).verifySignature(webhookRequest(events, signed(events))), true, 'PEM key');
+    assert.equal(driver.verifySignature(webhookRequest(`${events} `, signed(events))), false);
+    assert.equal(driver.verifySignature(webhookRequest(events, { ...signed(events), 'x-twilio-email-event-webhook-timestamp': '1700000001' })), false);
+    const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    assert.equal(driver.verifySignature(webhookRequest(events, { ...signed(events), 'x-twilio-email-event-webhook-signature': sign('sha256', Buffer.from(`1700000000${events}`), other.privateKey).toString('base64') })), false);
+    assert.equal(driver.verifySignature(webhookRequest(events, { 'x-twilio-email-event-webhook-timestamp': '1700000000', 'x-twilio-email-event-webhook-signature': 'AAAAAAAAAAAAAAAAAAAAAAAAAAAA' })), false);
+    assert.equal(driver.verifySignature(webhookRequest(events)), false);
+  });
+
+  test('bounce, blocked and spamreport map to events; others are left out; keys are checked', () => {
+    assert.deepEqual(driver.parseEvents(webhookRequest(events)), [
+      { type: 'bounce', email: 'a@example.com', message_id: '<t1@example.com>', id: 'e1' },
+      { type: 'soft_bounce', email: 'b@example.com', message_id: 'sg2.filter', id: 'e2' },
+      { type: 'complaint', email: 'c@example.com', message_id: 'sg3.filter', id: 'e3' },
+    ]);
+    assert.throws(() => new SendGridWebhookDriver({ publicKey: 'bm9wZQ==' }), /sendgridWebhookPublicKey/);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+    assert.throws(() => new SendGridWebhookDriver({ publicKey: rsa }), /P-256/);
+  });
+});
+
+describe('MailgunWebhookDriver (HMAC-SHA256 of timestamp + token)', () => {
+  const key = 'key-test-signing';
+  const driver = new MailgunWebhookDriver({ signingKey: key });
+  const payload = (eventData: object, token = 'a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0', timestamp = '1529006854', k = key) =>
+    JSON.stringify({ signature: { timestamp, token, signature: createHmac('sha256', k).update(timestamp + token).digest('hex') }, 'event-data': eventData });
+  const failed = { event: 'failed', severity: 'permanent', recipient: 'alice@example.com', message: { headers: { 'message-id': 't1@example.com' } } };
+
+  test('good signature verifies; wrong key, changed token or timestamp, or junk do not', () => {
+    assert.equal(driver.verifySignature(webhookRequest(payload(failed))), true);
+    assert.equal(driver.verifySignature(webhookRequest(payload(failed, undefined, undefined, 'other-key'))), false);
+    const p = JSON.parse(payload(failed));
+    assert.equal(driver.verifySignature(webhookRequest(JSON.stringify({ ...p, signature: { ...p.signature, token: `${p.signature.token}x` } }))), false);
+    assert.equal(driver.verifySignature(webhookRequest(JSON.stringify({ ...p, signature: { ...p.signature, timestamp: '1529006855' } }))), false);
+    assert.equal(driver.verifySignature(webhookRequest(JSON.stringify({ ...p, signature: 'x' }))), false);
+    assert.equal(driver.verifySignature(webhookRequest('timestamp=1&token=2&signature=3')), false);
+    assert.throws(() => new MailgunWebhookDriver({ signingKey: '' }), /mailgunWebhookSigningKey/);
+  });
+
+  test('failed permanent/temporary and complained map to events keyed by token', () => {
+    assert.deepEqual(driver.parseEvents(webhookRequest(payload(failed))), [{ type: 'bounce', email: 'alice@example.com', message_id: 't1@example.com', id: 'token:a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0' }]);
+    assert.equal(driver.parseEvents(webhookRequest(payload({ ...failed, severity: 'temporary' })))[0].type, 'soft_bounce');
+    assert.equal(driver.parseEvents(webhookRequest(payload({ event: 'complained', recipient: 'alice@example.com' })))[0].type, 'complaint');
+    assert.deepEqual(driver.parseEvents(webhookRequest(payload({ event: 'delivered', recipient: 'alice@example.com' }))), []);
+  });
+});
+
+forEachEngine('provider drivers through POST /notify/webhook', (h) => {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const postmark = useNotify(h, { webhookDriver: 'postmark', postmarkWebhookUsername: 'hook', postmarkWebhookPassword: 'pa55' });
+  const sendgrid = useNotify(h, { webhookDriver: 'sendgrid', sendgridWebhookPublicKey: publicKey.export({ format: 'der', type: 'spki' }).toString('base64') });
+  const mailgun = useNotify(h, { webhookDriver: 'mailgun', mailgunWebhookSigningKey: 'mg-key' });
+  const post = (n: Notify, body: string, headers: Record<string, string>) => call(n, '/notify/webhook', { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+
+  test('postmark: bad credentials 403, good 200 once', async () => {
+    const c = await postmark().contacts.upsert({ email: 'pm@example.com' });
+    const body = JSON.stringify({ RecordType: 'Bounce', ID: 7, Type: 'HardBounce', MessageID: 'pm-7', Email: 'pm@example.com' });
+    assert.equal((await post(postmark(), body, { authorization: basic('hook', 'nope') })).status, 403);
+    assert.equal((await postmark().contacts.get(c.id))?.status, 'subscribed');
+    assert.equal((await post(postmark(), body, { authorization: basic('hook', 'pa55') })).status, 200);
+    assert.equal((await (await post(postmark(), body, { authorization: basic('hook', 'pa55') })).json()).duplicates, 1);
+    assert.equal((await postmark().contacts.get(c.id))?.status, 'bounced');
+  });
+
+  test('sendgrid: bad signature 403, good batch 200, redelivered batch applied once', async () => {
+    const c = await sendgrid().contacts.upsert({ email: 'sg@example.com' });
+    const body = JSON.stringify([{ email: 'sg@example.com', event: 'spamreport', sg_event_id: 'sg-e1', sg_message_id: 'x' }]);
+    const ts = '1700000000';
+    const sig = sign('sha256', Buffer.from(ts + body), privateKey).toString('base64');
+    assert.equal((await post(sendgrid(), body, { 'x-twilio-email-event-webhook-timestamp': '1700000001', 'x-twilio-email-event-webhook-signature': sig })).status, 403);
+    assert.equal((await sendgrid().contacts.get(c.id))?.status, 'subscribed');
+    const ok = { 'x-twilio-email-event-webhook-timestamp': ts, 'x-twilio-email-event-webhook-signature': sig };
+    assert.equal((await post(sendgrid(), body, ok)).status, 200);
+    assert.equal((await (await post(sendgrid(), body, ok)).json()).duplicates, 1);
+    assert.equal((await sendgrid().contacts.get(c.id))?.status, 'complained');
+  });
+
+  test('mailgun: bad signature 403, good 200, replayed token applied once', async () => {
+    const c = await mailgun().contacts.upsert({ email: 'mg@example.com' });
+    const token = 'b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5';
+    const body = (k: string) =>
+      JSON.stringify({
+        signature: { timestamp: '1700000000', token, signature: createHmac('sha256', k).update(`1700000000${token}`).digest('hex') },
+        'event-data': { event: 'failed', severity: 'temporary', recipient: 'mg@example.com', message: { headers: { 'message-id': 'mg-1@example.com' } } },
+      });
+    assert.equal((await post(mailgun(), body('wrong'), {})).status, 403);
+    assert.equal((await post(mailgun(), body('mg-key'), {})).status, 200);
+    assert.equal((await (await post(mailgun(), body('mg-key'), {})).json()).duplicates, 1);
+    const rows = await mailgun().context.store.db.selectFrom('notify_events').select('type').where('contact_id', '=', c.id).execute();
+    assert.deepEqual(rows.map((r) => r.type), ['soft_bounce']);
+    assert.equal((await mailgun().contacts.get(c.id))?.status, 'subscribed');
+  });
+});
