@@ -72,14 +72,10 @@ describe('tracking and unsubscribe endpoints under fuzzed tokens', () => {
 
   const segment = fc.oneof(hostileOrHuge(), fc.constant(newToken()), hostileString().map((s) => newToken().slice(0, 11) + s));
 
-  test('GET /notify/open/<anything>: never a 5xx; the GIF whatever the token (once the endpoint exists)', async () => {
-    const probe = await call(notify, `/notify/open/${newToken()}`);
-    const built = probe.status !== 404;
-    await probe.arrayBuffer();
+  test('GET /notify/open/<anything>: never a 5xx; the same GIF whatever the token', async () => {
     await fc.assert(
       fc.asyncProperty(segment, fc.boolean(), async (s, raw) => {
         const res = await call(notify, `/notify/open/${asPath(s, raw)}`);
-        if (!built) return void (await assertSafeResponse(res, 'open'));
         assert.equal(res.status, 200);
         assert.equal(res.headers.get('content-type'), 'image/gif');
         assert.equal((await res.arrayBuffer()).byteLength, 43);
