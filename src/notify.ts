@@ -14,7 +14,7 @@ import { type SendInput, sendOne } from './core/send.ts';
 import { newToken } from './core/tokens.ts';
 import { createTrackingRecorder, type TrackingRecorderOptions } from './core/tracking.ts';
 import type { Campaign, CampaignRunResult, CampaignStats, Contact, ContactInput, SendRecord } from './core/types.ts';
-import { NotifyError, notImplemented } from './errors.ts';
+import { isNotifyError, NotifyError, notImplemented } from './errors.ts';
 import { adminRoutes } from './http/admin/index.ts';
 import { createApp, type RouteModule } from './http/app.ts';
 import { captureRoutes } from './http/capture/index.ts';
@@ -110,12 +110,22 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions, webhook?: Re
   const app = createApp({ ctx, recorder, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn), webhook }, ROUTES);
   const handle = (request: Request, env?: HttpBindings) => Promise.resolve(app.fetch(request, env));
   let closed = false;
-  /** every API member refuses work once close() has run */
+  /**
+   * Every API member refuses work once close() has run, and reports a lost database connection as
+   * STORE_UNAVAILABLE (the driver's own error stays as the cause) rather than a bare socket error.
+   */
   const open =
     <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
       if (closed) throw new NotifyError('CLOSED');
-      return fn(...args);
+      try {
+        return await fn(...args);
+      } catch (err) {
+        if (!isNotifyError(err) && ctx.store.dialect.isConnectionError(err)) {
+          throw new NotifyError('STORE_UNAVAILABLE', `Database is unavailable: ${(err as Error).message || String(err)}`, {}, { cause: err });
+        }
+        throw err;
+      }
     };
   return {
     config: ctx.config,

@@ -40,8 +40,10 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   const campaign = await ctx.store.campaigns.getById(campaignId);
   if (!campaign) throw new NotifyError('NOT_FOUND', `Campaign ${campaignId} not found`, { campaignId });
   const result: CampaignRunResult = { campaignId, sent: 0, failed: 0, suppressed: 0, interrupted: 0, remaining: 0, done: campaign.status === 'sent' };
-  if (result.done) return result;
+  // A campaign can be marked sent while a crashed run's rows are still `sending`: they are settled
+  // (failed/interrupted) by the first run after staleLockMinutes, sent campaign or not.
   result.interrupted = await reclaimStale(ctx, campaignId);
+  if (result.done) return result;
   const dispatcher = dispatcherFor(ctx);
   const message = await dispatcher.prepare(`c${campaignId}`, specOf(campaign));
   if (campaign.status === 'draft') await ctx.store.campaigns.setStatus(campaignId, 'sending', ctx.clock.now());
@@ -65,7 +67,7 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
     if (members.length === 0) break;
     cursor = members[members.length - 1].id;
     scanned += members.length;
-    const mine = await claim(ctx, campaign, members, writes);
+    const mine = await claim(ctx, campaign, members);
     const toSend = mine.filter((r) => r.status === 'sending');
     result.suppressed += mine.length - toSend.length;
     budget -= toSend.length;
@@ -101,16 +103,19 @@ export function specOf(c: Campaign) {
 
 async function reclaimStale(ctx: Context, campaignId: number): Promise<number> {
   const now = ctx.clock.now();
-  const stale = await ctx.store.sends.failStale(now - minutes(ctx.config.staleLockMinutes), now, campaignId);
+  const stale = await ctx.store.transaction(async (tx) => {
+    const rows = await tx.sends.failStale(now - minutes(ctx.config.staleLockMinutes), now, campaignId);
+    if (rows.length > 0) await tx.counters.add(new Map([[campaignId, { failed: rows.length }]]));
+    return rows;
+  });
   if (stale.length > 0) {
-    await ctx.store.counters.add(new Map([[campaignId, { failed: stale.length }]]));
     ctx.log.warn({ campaignId, sends: stale.map((s) => s.id) }, `${stale.length} sends left 'sending' by an interrupted run marked failed (not resent)`);
   }
   return stale.length;
 }
 
 /** Creates this chunk's rows; only the ones this call inserted are ours to send. */
-async function claim(ctx: Context, campaign: Campaign, members: AudienceMember[], writes: SerialWriter): Promise<SendRecord[]> {
+async function claim(ctx: Context, campaign: Campaign, members: AudienceMember[]): Promise<SendRecord[]> {
   const tokens = newTokens(members.length);
   const rows = members.map((m, i) => ({
     token: tokens[i],
@@ -120,12 +125,16 @@ async function claim(ctx: Context, campaign: Campaign, members: AudienceMember[]
     subject: campaign.subject,
     status: isSuppressedStatus(m.status) ? ('suppressed' as const) : ('sending' as const),
   }));
-  const mine = await ctx.store.sends.claim(rows, ctx.clock.now());
-  if (mine.length > 0) {
-    const suppressed = mine.filter((r) => r.status === 'suppressed').length;
-    writes.add(() => ctx.store.counters.add(new Map([[campaign.id, { total: mine.length, suppressed }]])));
-  }
-  return mine;
+  // The rows and the counters that count them commit together: a crash leaves both or neither.
+  // The counter upsert comes last, so its row lock is held only for the commit.
+  return ctx.store.transaction(async (tx) => {
+    const mine = await tx.sends.claim(rows, ctx.clock.now());
+    if (mine.length > 0) {
+      const suppressed = mine.filter((r) => r.status === 'suppressed').length;
+      await tx.counters.add(new Map([[campaign.id, { total: mine.length, suppressed }]]));
+    }
+    return mine;
+  });
 }
 
 async function deliverAll(dispatcher: Dispatcher, message: PreparedMessage, rows: SendRecord[], members: AudienceMember[], throttleMs: number): Promise<SendOutcome[]> {
@@ -146,10 +155,13 @@ async function deliverAll(dispatcher: Dispatcher, message: PreparedMessage, rows
 
 async function record(ctx: Context, campaignId: number, outcomes: SendOutcome[]): Promise<void> {
   if (outcomes.length === 0) return;
-  await ctx.store.sends.finish(outcomes, ctx.clock.now());
   const deltas = new Map<number, CounterDeltas>();
   for (const o of outcomes) addDelta(deltas, campaignId, { [o.status]: 1 });
-  await ctx.store.counters.add(deltas);
+  // outcomes and their counters in one transaction, as the claim: stats never drift after a crash
+  await ctx.store.transaction(async (tx) => {
+    await tx.sends.finish(outcomes, ctx.clock.now());
+    await tx.counters.add(deltas);
+  });
 }
 
 interface SerialWriter {

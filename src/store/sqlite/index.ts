@@ -5,19 +5,44 @@ import { Kysely, SqliteDialect } from 'kysely';
 import type { StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 
-/** `sqlite:./notify.db`, `sqlite::memory:` */
-export function createSqliteDialect(url: string): StoreDialect {
-  const file = url.replace(/^sqlite:/, '');
-  const memory = file === ':memory:';
-  const path = memory ? file : resolve(file);
-  if (!memory) mkdirSync(dirname(path), { recursive: true });
+interface Shared {
+  db: Kysely<Database>;
+  refs: number;
+}
+
+/**
+ * One connection per SQLite file per process, shared by every store opened on it. better-sqlite3
+ * is synchronous: with two connections in one process, one waiting out busy_timeout for the write
+ * lock blocks the event loop the other needs to commit, and both fail with "database is locked".
+ * Sharing one Kysely instance puts every statement and transaction of the process behind its
+ * connection mutex instead; other processes still wait for the writer via busy_timeout.
+ */
+const open = new Map<string, Shared>();
+
+function connect(path: string): Kysely<Database> {
   const sqlite = new BetterSqlite3(path);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   // Several processes (worker + server) share one file: wait for the writer instead of failing.
   sqlite.pragma('busy_timeout = 10000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+}
+
+/** `sqlite:./notify.db`, `sqlite::memory:` */
+export function createSqliteDialect(url: string): StoreDialect {
+  const file = url.replace(/^sqlite:/, '');
+  const memory = file === ':memory:';
+  const path = memory ? file : resolve(file);
+  if (!memory) mkdirSync(dirname(path), { recursive: true });
+  let shared = memory ? undefined : open.get(path);
+  if (shared) shared.refs++;
+  else {
+    shared = { db: connect(path), refs: 1 };
+    if (!memory) open.set(path, shared);
+  }
+  const { db } = shared;
+  const handle = shared;
   let closed = false;
   return {
     kind: 'sqlite',
@@ -27,11 +52,13 @@ export function createSqliteDialect(url: string): StoreDialect {
     isConnectionError: (err) => /^SQLITE_(CANTOPEN|IOERR|CORRUPT|NOTADB|BUSY|READONLY)/.test(String((err as { code?: string })?.code)),
     async destroyData() {
       await this.close();
-      if (!memory) for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+      if (!memory && !open.has(path)) for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
     },
     async close() {
       if (closed) return;
       closed = true;
+      if (--handle.refs > 0) return;
+      if (open.get(path) === handle) open.delete(path);
       await db.destroy();
     },
   };
