@@ -71,7 +71,7 @@ forEachEngine('tracking batches', (h) => {
 
   // Two SQLite connections in one process would block each other's thread (busy_timeout is a
   // synchronous wait); the cross-process SQLite case runs in test/http/load.test.ts.
-  test('two instances flushing the same token at once count one first open', { skip: h.engine === 'sqlite' }, async () => {
+  test('two instances flushing the same token at once count one first open', async () => {
     const b = await createNotify(testOptions(h.url));
     try {
       const campaignId = await insertCampaign(a().context.store);
