@@ -35,3 +35,26 @@ export function addressOf(value: unknown): string | undefined {
   const email = (angle ? angle[1] : value).trim();
   return isValidEmail(email) ? email : undefined;
 }
+
+/** What the built-in drivers accept: the route's WebhookRequest, or a web-standard Request (used directly). */
+export type IncomingWebhook = WebhookRequest | Request;
+
+const fromRequests = new WeakMap<Request, Promise<WebhookRequest>>();
+
+/** A Request's body is read once (from a clone: the caller can still read it) and shared by every method. */
+export function webhookRequestOf(request: IncomingWebhook): WebhookRequest | Promise<WebhookRequest> {
+  if (!(request instanceof Request)) return request;
+  let pending = fromRequests.get(request);
+  if (!pending) {
+    pending = request
+      .clone()
+      .arrayBuffer()
+      .catch(() => new ArrayBuffer(0))
+      .then((buf) => {
+        const body = Buffer.from(buf);
+        return { method: request.method, url: request.url, headers: request.headers, body, text: body.toString('utf8') };
+      });
+    fromRequests.set(request, pending);
+  }
+  return pending;
+}

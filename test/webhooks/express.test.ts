@@ -43,4 +43,20 @@ forEachEngine('webhook behind Express body parsers', (h) => {
     assert.equal((await notify().contacts.get(a.contactId))?.status, 'bounced');
     assert.equal((await notify().contacts.get(b.contactId))?.status, 'complained');
   });
+
+  test('a plain express.json() first: SNS posts text/plain, which it leaves alone, so the signature verifies', async () => {
+    const c = await insertSend(notify());
+    const app = express();
+    app.use(express.json());
+    app.use(notifyExpress(notify()));
+    const srv = await listen(app);
+    try {
+      const body = JSON.stringify(signedSns({ Type: 'Notification', Message: sesBounce('Permanent', [(await notify().contacts.get(c.contactId))!.email]) }));
+      const res = await fetch(`${srv.url}/notify/webhook`, { method: 'POST', body, headers: { 'content-type': 'text/plain; charset=UTF-8', 'x-amz-sns-message-type': 'Notification' } });
+      assert.equal(res.status, 200, await res.text());
+    } finally {
+      await srv.close();
+    }
+    assert.equal((await notify().contacts.get(c.contactId))?.status, 'bounced');
+  });
 });

@@ -13,24 +13,25 @@ describe('PostmarkWebhookDriver (HTTP Basic credentials)', () => {
   const driver = new PostmarkWebhookDriver({ username: 'hook', password: 'pa55' });
   const bounce = JSON.stringify({ RecordType: 'Bounce', ID: 42, Type: 'HardBounce', TypeCode: 1, MessageID: 'pm-1', Email: 'john@example.com' });
 
-  test('right credentials verify; wrong, missing or other schemes do not', () => {
-    assert.equal(driver.verifySignature(webhookRequest(bounce, { authorization: basic('hook', 'pa55') })), true);
-    assert.equal(driver.verifySignature(webhookRequest(bounce, { authorization: basic('hook', 'pa56') })), false);
-    assert.equal(driver.verifySignature(webhookRequest(bounce, { authorization: basic('hook', '') })), false);
-    assert.equal(driver.verifySignature(webhookRequest(bounce, { authorization: `Bearer ${Buffer.from('hook:pa55').toString('base64')}` })), false);
-    assert.equal(driver.verifySignature(webhookRequest(bounce)), false);
+  test('right credentials verify; wrong, missing or other schemes do not', async () => {
+    assert.equal(await driver.verifySignature(webhookRequest(bounce, { authorization: basic('hook', 'pa55') })), true);
+    assert.equal(await driver.verifySignature(webhookRequest(bounce, { authorization: basic('hook', 'pa56') })), false);
+    assert.equal(await driver.verifySignature(webhookRequest(bounce, { authorization: basic('hook', '') })), false);
+    assert.equal(await driver.verifySignature(webhookRequest(bounce, { authorization: `Bearer ${Buffer.from('hook:pa55').toString('base64')}` })), false);
+    assert.equal(await driver.verifySignature(webhookRequest(bounce)), false);
     assert.throws(() => new PostmarkWebhookDriver({ username: '', password: 'x' }), /postmarkWebhookUsername/);
   });
 
-  test('record types map to events', () => {
+  test('record types map to events', async () => {
     const parse = (o: object) => driver.parseEvents(webhookRequest(JSON.stringify(o)));
-    assert.deepEqual(parse(JSON.parse(bounce)), [{ type: 'bounce', email: 'john@example.com', message_id: 'pm-1', id: 'Bounce:42' }]);
-    assert.equal(parse({ RecordType: 'Bounce', ID: 1, Type: 'SoftBounce', Email: 'a@example.com', MessageID: 'm' })[0].type, 'soft_bounce');
-    assert.equal(parse({ RecordType: 'Bounce', ID: 2, Type: 'Transient', Email: 'a@example.com', MessageID: 'm' })[0].type, 'soft_bounce');
-    assert.deepEqual(parse({ RecordType: 'SpamComplaint', ID: 3, Type: 'SpamComplaint', Email: 'a@example.com', MessageID: 'm' })[0], { type: 'complaint', email: 'a@example.com', message_id: 'm', id: 'SpamComplaint:3' });
-    assert.deepEqual(parse({ RecordType: 'Bounce', ID: 4, Type: 'AutoResponder', Email: 'a@example.com' }), []);
-    assert.deepEqual(parse({ RecordType: 'Delivery', MessageID: 'm', Recipient: 'a@example.com' }), []);
-    assert.deepEqual(parse({ RecordType: 'Bounce', ID: 5, Type: 'HardBounce', Email: 'nope' }), []);
+    const first = async (o: object) => (await parse(o))[0];
+    assert.deepEqual(await parse(JSON.parse(bounce)), [{ type: 'bounce', email: 'john@example.com', message_id: 'pm-1', id: 'Bounce:42' }]);
+    assert.equal((await first({ RecordType: 'Bounce', ID: 1, Type: 'SoftBounce', Email: 'a@example.com', MessageID: 'm' })).type, 'soft_bounce');
+    assert.equal((await first({ RecordType: 'Bounce', ID: 2, Type: 'Transient', Email: 'a@example.com', MessageID: 'm' })).type, 'soft_bounce');
+    assert.deepEqual(await first({ RecordType: 'SpamComplaint', ID: 3, Type: 'SpamComplaint', Email: 'a@example.com', MessageID: 'm' }), { type: 'complaint', email: 'a@example.com', message_id: 'm', id: 'SpamComplaint:3' });
+    assert.deepEqual(await parse({ RecordType: 'Bounce', ID: 4, Type: 'AutoResponder', Email: 'a@example.com' }), []);
+    assert.deepEqual(await parse({ RecordType: 'Delivery', MessageID: 'm', Recipient: 'a@example.com' }), []);
+    assert.deepEqual(await parse({ RecordType: 'Bounce', ID: 5, Type: 'HardBounce', Email: 'nope' }), []);
   });
 });
 
@@ -50,19 +51,19 @@ describe('SendGridWebhookDriver (signed event webhook, ECDSA P-256)', () => {
     'x-twilio-email-event-webhook-signature': sign('sha256', Buffer.from(ts + body), privateKey).toString('base64'),
   });
 
-  test('a signature over timestamp + body verifies; a changed body, timestamp or key does not', () => {
-    assert.equal(driver.verifySignature(webhookRequest(events, signed(events))), true);
-    assert.equal(new SendGridWebhookDriver({ publicKey: publicKey.export({ format: 'pem', type: 'spki' }).toString() }).verifySignature(webhookRequest(events, signed(events))), true, 'PEM key');
-    assert.equal(driver.verifySignature(webhookRequest(`${events} `, signed(events))), false);
-    assert.equal(driver.verifySignature(webhookRequest(events, { ...signed(events), 'x-twilio-email-event-webhook-timestamp': '1700000001' })), false);
+  test('a signature over timestamp + body verifies; a changed body, timestamp or key does not', async () => {
+    assert.equal(await driver.verifySignature(webhookRequest(events, signed(events))), true);
+    assert.equal(await new SendGridWebhookDriver({ publicKey: publicKey.export({ format: 'pem', type: 'spki' }).toString() }).verifySignature(webhookRequest(events, signed(events))), true, 'PEM key');
+    assert.equal(await driver.verifySignature(webhookRequest(`${events} `, signed(events))), false);
+    assert.equal(await driver.verifySignature(webhookRequest(events, { ...signed(events), 'x-twilio-email-event-webhook-timestamp': '1700000001' })), false);
     const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    assert.equal(driver.verifySignature(webhookRequest(events, { ...signed(events), 'x-twilio-email-event-webhook-signature': sign('sha256', Buffer.from(`1700000000${events}`), other.privateKey).toString('base64') })), false);
-    assert.equal(driver.verifySignature(webhookRequest(events, { 'x-twilio-email-event-webhook-timestamp': '1700000000', 'x-twilio-email-event-webhook-signature': 'AAAAAAAAAAAAAAAAAAAAAAAAAAAA' })), false);
-    assert.equal(driver.verifySignature(webhookRequest(events)), false);
+    assert.equal(await driver.verifySignature(webhookRequest(events, { ...signed(events), 'x-twilio-email-event-webhook-signature': sign('sha256', Buffer.from(`1700000000${events}`), other.privateKey).toString('base64') })), false);
+    assert.equal(await driver.verifySignature(webhookRequest(events, { 'x-twilio-email-event-webhook-timestamp': '1700000000', 'x-twilio-email-event-webhook-signature': 'AAAAAAAAAAAAAAAAAAAAAAAAAAAA' })), false);
+    assert.equal(await driver.verifySignature(webhookRequest(events)), false);
   });
 
-  test('bounce, blocked and spamreport map to events; others are left out; keys are checked', () => {
-    assert.deepEqual(driver.parseEvents(webhookRequest(events)), [
+  test('bounce, blocked and spamreport map to events; others are left out; keys are checked', async () => {
+    assert.deepEqual(await driver.parseEvents(webhookRequest(events)), [
       { type: 'bounce', email: 'a@example.com', message_id: '<t1@example.com>', id: 'e1' },
       { type: 'soft_bounce', email: 'b@example.com', message_id: 'sg2.filter', id: 'e2' },
       { type: 'complaint', email: 'c@example.com', message_id: 'sg3.filter', id: 'e3' },
@@ -80,22 +81,22 @@ describe('MailgunWebhookDriver (HMAC-SHA256 of timestamp + token)', () => {
     JSON.stringify({ signature: { timestamp, token, signature: createHmac('sha256', k).update(timestamp + token).digest('hex') }, 'event-data': eventData });
   const failed = { event: 'failed', severity: 'permanent', recipient: 'alice@example.com', message: { headers: { 'message-id': 't1@example.com' } } };
 
-  test('good signature verifies; wrong key, changed token or timestamp, or junk do not', () => {
-    assert.equal(driver.verifySignature(webhookRequest(payload(failed))), true);
-    assert.equal(driver.verifySignature(webhookRequest(payload(failed, undefined, undefined, 'other-key'))), false);
+  test('good signature verifies; wrong key, changed token or timestamp, or junk do not', async () => {
+    assert.equal(await driver.verifySignature(webhookRequest(payload(failed))), true);
+    assert.equal(await driver.verifySignature(webhookRequest(payload(failed, undefined, undefined, 'other-key'))), false);
     const p = JSON.parse(payload(failed));
-    assert.equal(driver.verifySignature(webhookRequest(JSON.stringify({ ...p, signature: { ...p.signature, token: `${p.signature.token}x` } }))), false);
-    assert.equal(driver.verifySignature(webhookRequest(JSON.stringify({ ...p, signature: { ...p.signature, timestamp: '1529006855' } }))), false);
-    assert.equal(driver.verifySignature(webhookRequest(JSON.stringify({ ...p, signature: 'x' }))), false);
-    assert.equal(driver.verifySignature(webhookRequest('timestamp=1&token=2&signature=3')), false);
+    assert.equal(await driver.verifySignature(webhookRequest(JSON.stringify({ ...p, signature: { ...p.signature, token: `${p.signature.token}x` } }))), false);
+    assert.equal(await driver.verifySignature(webhookRequest(JSON.stringify({ ...p, signature: { ...p.signature, timestamp: '1529006855' } }))), false);
+    assert.equal(await driver.verifySignature(webhookRequest(JSON.stringify({ ...p, signature: 'x' }))), false);
+    assert.equal(await driver.verifySignature(webhookRequest('timestamp=1&token=2&signature=3')), false);
     assert.throws(() => new MailgunWebhookDriver({ signingKey: '' }), /mailgunWebhookSigningKey/);
   });
 
-  test('failed permanent/temporary and complained map to events keyed by token', () => {
-    assert.deepEqual(driver.parseEvents(webhookRequest(payload(failed))), [{ type: 'bounce', email: 'alice@example.com', message_id: 't1@example.com', id: 'token:a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0' }]);
-    assert.equal(driver.parseEvents(webhookRequest(payload({ ...failed, severity: 'temporary' })))[0].type, 'soft_bounce');
-    assert.equal(driver.parseEvents(webhookRequest(payload({ event: 'complained', recipient: 'alice@example.com' })))[0].type, 'complaint');
-    assert.deepEqual(driver.parseEvents(webhookRequest(payload({ event: 'delivered', recipient: 'alice@example.com' }))), []);
+  test('failed permanent/temporary and complained map to events keyed by token', async () => {
+    assert.deepEqual(await driver.parseEvents(webhookRequest(payload(failed))), [{ type: 'bounce', email: 'alice@example.com', message_id: 't1@example.com', id: 'token:a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0' }]);
+    assert.equal((await driver.parseEvents(webhookRequest(payload({ ...failed, severity: 'temporary' }))))[0].type, 'soft_bounce');
+    assert.equal((await driver.parseEvents(webhookRequest(payload({ event: 'complained', recipient: 'alice@example.com' }))))[0].type, 'complaint');
+    assert.deepEqual(await driver.parseEvents(webhookRequest(payload({ event: 'delivered', recipient: 'alice@example.com' }))), []);
   });
 });
 

@@ -72,6 +72,20 @@ forEachEngine('POST /notify/webhook with the SES/SNS driver', (h) => {
     off();
   });
 
+  test('the same delivery five times at once: applied once', async () => {
+    const send = await insertSend(notify());
+    const email = (await notify().contacts.get(send.contactId))!.email;
+    let fired = 0;
+    const off = notify().on('notify:contact.bounced', () => void fired++);
+    const body = notification(sesBounce('Permanent', [email], 'ses-race-1'));
+    const answers = await Promise.all(Array.from({ length: 5 }, () => post(notify(), body).then(async (r) => ({ status: r.status, json: await r.json() }))));
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200]);
+    assert.equal(answers.filter((a) => a.json.applied === 1).length, 1);
+    assert.equal((await eventsFor(notify(), send.contactId)).length, 1);
+    assert.equal(fired, 1);
+    off();
+  });
+
   test('a complaint: complained, enrollments cancelled, notify:contact.complained', async () => {
     const send = await insertSend(notify());
     const enrollment = await activeEnrollment(notify(), send.contactId);
@@ -130,6 +144,13 @@ forEachEngine('POST /notify/webhook with the SES/SNS driver', (h) => {
     assert.equal(res.status, 200);
     const confirm = f.calls.slice(before).find((c) => c.url.includes('ConfirmSubscription'));
     assert.ok(confirm?.url.startsWith(`https://sns.${TEST_REGION}.amazonaws.com/?Action=ConfirmSubscription&TopicArn=`));
+  });
+
+  test('a genuinely signed confirmation from a topic outside snsTopicArns: 403 before any network call', async () => {
+    const before = f.calls.length;
+    const other = signedSns({ Type: 'SubscriptionConfirmation', TopicArn: `arn:aws:sns:${TEST_REGION}:999999999999:attacker`, Token: 'tok', Message: 'subscribe?', SubscribeURL: 'https://example.com/' });
+    assert.equal((await post(notify(), JSON.stringify(other))).status, 403);
+    assert.equal(f.calls.length, before);
   });
 
   test('an old message is refused', async () => {

@@ -30,8 +30,8 @@ describe('SesSnsWebhookDriver: real SNS-signed messages', () => {
       const fx = realFixture(name);
       const d = new SesSnsWebhookDriver({ fetch: f.fetch, now: fx.now, topicArns: [fx.json.TopicArn] });
       assert.equal(await d.verifySignature(webhookRequest(fx.text, { 'content-type': 'text/plain; charset=UTF-8' })), true, name);
-      assert.equal(d.isSubscriptionConfirmation(webhookRequest(fx.text)), false);
-      assert.deepEqual(d.parseEvents(webhookRequest(fx.text)), [], 'a non-SES Message carries no events');
+      assert.equal(await d.isSubscriptionConfirmation(webhookRequest(fx.text)), false);
+      assert.deepEqual(await d.parseEvents(webhookRequest(fx.text)), [], 'a non-SES Message carries no events');
     }
     for (const name of REAL_FIXTURES) assert.equal(await driver.verifySignature(webhookRequest(realFixture(name).text)), true);
     assert.equal(f.calls.filter((c) => c.url === REAL_CERT_URL).length, 1 + REAL_FIXTURES.length, 'each driver fetched once; the shared one cached');
@@ -163,7 +163,7 @@ describe('SesSnsWebhookDriver: topics, raw delivery, confirmation', () => {
     const driver = new SesSnsWebhookDriver({ fetch: f.fetch, now: testNow, topicArns: [TEST_TOPIC] });
     const req = webhookRequest(json(subscriptionConfirmation('https://evil.example/?Action=ConfirmSubscription&Token=tok123')));
     assert.equal(await driver.verifySignature(req), true);
-    assert.equal(driver.isSubscriptionConfirmation(req), true);
+    assert.equal(await driver.isSubscriptionConfirmation(req), true);
     await driver.confirmSubscription(req);
     const confirm = new URL(f.calls.at(-1)!.url);
     assert.equal(confirm.origin, `https://sns.${TEST_REGION}.amazonaws.com`);
@@ -196,9 +196,10 @@ describe('SesSnsWebhookDriver: topics, raw delivery, confirmation', () => {
 describe('SesSnsWebhookDriver: SES events', () => {
   const driver = new SesSnsWebhookDriver({ fetch: fakeFetch().fetch, now: testNow });
   const events = (message: string) => driver.parseEvents(webhookRequest(json(signedSns({ Type: 'Notification', Message: message }))));
+  const types = async (message: string) => (await events(message)).map((e) => e.type);
 
-  test('Permanent is bounce; Transient and Undetermined soft_bounce; every recipient; ids per recipient', () => {
-    const hard = events(sesBounce('Permanent', ['a@example.com', '"B" <b@example.com>'], 'm-1'));
+  test('Permanent is bounce; Transient and Undetermined soft_bounce; every recipient; ids per recipient', async () => {
+    const hard = await events(sesBounce('Permanent', ['a@example.com', '"B" <b@example.com>'], 'm-1'));
     assert.deepEqual(
       hard.map(({ type, email, message_id }) => ({ type, email, message_id })),
       [
@@ -207,18 +208,27 @@ describe('SesSnsWebhookDriver: SES events', () => {
       ],
     );
     assert.notEqual(hard[0].id, hard[1].id);
-    assert.equal(events(sesBounce('Transient', ['a@example.com']))[0].type, 'soft_bounce');
-    assert.equal(events(sesBounce('Undetermined', ['a@example.com']))[0].type, 'soft_bounce');
+    assert.deepEqual(await types(sesBounce('Transient', ['a@example.com'])), ['soft_bounce']);
+    assert.deepEqual(await types(sesBounce('Undetermined', ['a@example.com'])), ['soft_bounce']);
   });
 
-  test('complaints, the event-publishing form, and what carries nothing', () => {
-    assert.deepEqual(events(sesComplaint(['c@example.com'], 'm-2')).map((e) => e.type), ['complaint']);
-    assert.deepEqual(events(sesBounce('Permanent', ['a@example.com'], 'm-3', 'eventType')).map((e) => e.type), ['bounce']);
-    assert.deepEqual(events(sesComplaint(['c@example.com'], 'm-4', 'eventType')).map((e) => e.email), ['c@example.com']);
-    assert.deepEqual(events(JSON.stringify({ notificationType: 'Delivery', mail: { messageId: 'x' }, delivery: {} })), []);
-    assert.deepEqual(events(JSON.stringify({ notificationType: 'Complaint', complaint: { complaintFeedbackType: 'not-spam', complainedRecipients: [{ emailAddress: 'c@example.com' }] } })), []);
-    assert.deepEqual(events(JSON.stringify({ notificationType: 'Bounce', bounce: { bounceType: 'Permanent', bouncedRecipients: [{ emailAddress: 'not an address' }, 7, null] } })), []);
-    assert.deepEqual(events('not json'), []);
-    assert.deepEqual(driver.parseEvents(webhookRequest(json(subscriptionConfirmation()))), []);
+  test('complaints, the event-publishing form, and what carries nothing', async () => {
+    assert.deepEqual(await types(sesComplaint(['c@example.com'], 'm-2')), ['complaint']);
+    assert.deepEqual(await types(sesBounce('Permanent', ['a@example.com'], 'm-3', 'eventType')), ['bounce']);
+    assert.deepEqual((await events(sesComplaint(['c@example.com'], 'm-4', 'eventType'))).map((e) => e.email), ['c@example.com']);
+    assert.deepEqual(await events(JSON.stringify({ notificationType: 'Delivery', mail: { messageId: 'x' }, delivery: {} })), []);
+    assert.deepEqual(await events(JSON.stringify({ notificationType: 'Complaint', complaint: { complaintFeedbackType: 'not-spam', complainedRecipients: [{ emailAddress: 'c@example.com' }] } })), []);
+    assert.deepEqual(await events(JSON.stringify({ notificationType: 'Bounce', bounce: { bounceType: 'Permanent', bouncedRecipients: [{ emailAddress: 'not an address' }, 7, null] } })), []);
+    assert.deepEqual(await events('not json'), []);
+    assert.deepEqual(await driver.parseEvents(webhookRequest(json(subscriptionConfirmation()))), []);
+  });
+
+  test('a web-standard Request works too, and stays readable for the caller', async () => {
+    const body = json(signedSns({ Type: 'Notification', Message: sesBounce('Permanent', ['r@example.com']) }));
+    const request = new Request('https://app.example/notify/webhook', { method: 'POST', body, headers: { 'content-type': 'text/plain' } });
+    assert.equal(await driver.verifySignature(request), true);
+    assert.equal(await driver.isSubscriptionConfirmation(request), false);
+    assert.deepEqual((await driver.parseEvents(request)).map((e) => e.email), ['r@example.com']);
+    assert.equal(await request.text(), body);
   });
 });

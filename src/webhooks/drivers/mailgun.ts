@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { NotifyError } from '../../errors.ts';
 import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, WebhookRequest } from '../contract.ts';
-import { addressOf, isRecord, jsonBody, safeEqual, str } from '../util.ts';
+import { addressOf, type IncomingWebhook, isRecord, jsonBody, safeEqual, str, webhookRequestOf } from '../util.ts';
 
 export interface MailgunWebhookDriverOptions {
   /** the HTTP webhook signing key (Mailgun: Sending -> Webhooks) */
@@ -23,7 +23,8 @@ export class MailgunWebhookDriver implements WebhookDriverInterface {
     this.signingKey = options.signingKey;
   }
 
-  verifySignature(request: WebhookRequest): boolean {
+  async verifySignature(incoming: IncomingWebhook): Promise<boolean> {
+    const request = await webhookRequestOf(incoming);
     const sig = signatureOf(request);
     if (!sig) return false;
     const expected = createHmac('sha256', this.signingKey).update(sig.timestamp + sig.token).digest('hex');
@@ -36,7 +37,8 @@ export class MailgunWebhookDriver implements WebhookDriverInterface {
 
   confirmSubscription(): void {}
 
-  parseEvents(request: WebhookRequest): ParsedWebhookEvent[] {
+  async parseEvents(incoming: IncomingWebhook): Promise<ParsedWebhookEvent[]> {
+    const request = await webhookRequestOf(incoming);
     const body = jsonBody(request);
     const sig = signatureOf(request);
     if (!isRecord(body) || !sig || !isRecord(body['event-data'])) return [];

@@ -1,6 +1,6 @@
 import { NotifyError } from '../../errors.ts';
-import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, WebhookRequest } from '../contract.ts';
-import { addressOf, isRecord, jsonBody, safeEqual, str } from '../util.ts';
+import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, } from '../contract.ts';
+import { addressOf, type IncomingWebhook, isRecord, jsonBody, safeEqual, str, webhookRequestOf } from '../util.ts';
 
 export interface PostmarkWebhookDriverOptions {
   /** the HTTP Basic user set in the webhook's settings (Postmark: Webhooks -> Basic auth credentials) */
@@ -29,7 +29,8 @@ export class PostmarkWebhookDriver implements WebhookDriverInterface {
     this.expected = `Basic ${Buffer.from(`${options.username}:${options.password}`, 'utf8').toString('base64')}`;
   }
 
-  verifySignature(request: WebhookRequest): boolean {
+  async verifySignature(incoming: IncomingWebhook): Promise<boolean> {
+    const request = await webhookRequestOf(incoming);
     const given = request.headers.get('authorization') ?? '';
     return safeEqual(given.replace(/^basic /i, 'Basic '), this.expected);
   }
@@ -40,7 +41,8 @@ export class PostmarkWebhookDriver implements WebhookDriverInterface {
 
   confirmSubscription(): void {}
 
-  parseEvents(request: WebhookRequest): ParsedWebhookEvent[] {
+  async parseEvents(incoming: IncomingWebhook): Promise<ParsedWebhookEvent[]> {
+    const request = await webhookRequestOf(incoming);
     const body = jsonBody(request);
     if (!isRecord(body)) return [];
     const record = str(body.RecordType);

@@ -1,7 +1,7 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { NotifyError } from '../../errors.ts';
-import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, WebhookRequest } from '../contract.ts';
-import { addressOf, isRecord, jsonBody, str } from '../util.ts';
+import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, } from '../contract.ts';
+import { addressOf, type IncomingWebhook, isRecord, jsonBody, str, webhookRequestOf } from '../util.ts';
 
 export interface SendGridWebhookDriverOptions {
   /** the Signed Event Webhook's verification key: base64 (as SendGrid shows it) or PEM */
@@ -25,7 +25,8 @@ export class SendGridWebhookDriver implements WebhookDriverInterface {
     this.key = parseKey(options?.publicKey ?? '');
   }
 
-  verifySignature(request: WebhookRequest): boolean {
+  async verifySignature(incoming: IncomingWebhook): Promise<boolean> {
+    const request = await webhookRequestOf(incoming);
     const signature = request.headers.get(SIGNATURE) ?? '';
     const timestamp = request.headers.get(TIMESTAMP) ?? '';
     if (!/^[A-Za-z0-9+/]{20,200}={0,2}$/.test(signature) || !/^\d{1,12}$/.test(timestamp)) return false;
@@ -42,7 +43,8 @@ export class SendGridWebhookDriver implements WebhookDriverInterface {
 
   confirmSubscription(): void {}
 
-  parseEvents(request: WebhookRequest): ParsedWebhookEvent[] {
+  async parseEvents(incoming: IncomingWebhook): Promise<ParsedWebhookEvent[]> {
+    const request = await webhookRequestOf(incoming);
     const body = jsonBody(request);
     if (!Array.isArray(body)) return [];
     const out: ParsedWebhookEvent[] = [];

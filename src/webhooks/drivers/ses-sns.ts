@@ -4,6 +4,7 @@ import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookRequest } from 
 import { isTrustedCertUrl, SigningCertificates } from '../sns/certificates.ts';
 import { parseTopicArn, type SnsMessage, snsHost, snsMessage, stringToSign } from '../sns/message.ts';
 import { sesEvents } from '../sns/ses-events.ts';
+import { type IncomingWebhook, webhookRequestOf } from '../util.ts';
 
 export interface SesSnsWebhookDriverOptions {
   /** TopicArn allowlist, checked before confirming or processing; empty or absent = any topic */
@@ -50,8 +51,8 @@ export class SesSnsWebhookDriver implements WebhookDriverInterface {
     this.onReject = options.onReject ?? (() => {});
   }
 
-  async verifySignature(request: WebhookRequest): Promise<boolean> {
-    const m = this.checked(request);
+  async verifySignature(request: IncomingWebhook): Promise<boolean> {
+    const m = this.checked(await webhookRequestOf(request));
     if (!m) return false;
     const reject = (reason: string) => {
       this.onReject(reason);
@@ -73,12 +74,12 @@ export class SesSnsWebhookDriver implements WebhookDriverInterface {
     return ok || reject('signature does not match');
   }
 
-  isSubscriptionConfirmation(request: WebhookRequest): boolean {
-    return snsMessage(request)?.Type === 'SubscriptionConfirmation';
+  async isSubscriptionConfirmation(request: IncomingWebhook): Promise<boolean> {
+    return snsMessage(await webhookRequestOf(request))?.Type === 'SubscriptionConfirmation';
   }
 
-  async confirmSubscription(request: WebhookRequest): Promise<void> {
-    const m = this.checked(request);
+  async confirmSubscription(request: IncomingWebhook): Promise<void> {
+    const m = this.checked(await webhookRequestOf(request));
     if (!m || m.Type !== 'SubscriptionConfirmation' || !m.Token || !TOKEN.test(m.Token)) throw new NotifyError('WEBHOOK_DRIVER', 'Not an SNS subscription confirmation from an allowed topic');
     const url = `https://${snsHost(parseTopicArn(m.TopicArn)!)}/?${new URLSearchParams({ Action: 'ConfirmSubscription', TopicArn: m.TopicArn, Token: m.Token })}`;
     let status: number;
@@ -93,8 +94,8 @@ export class SesSnsWebhookDriver implements WebhookDriverInterface {
     if (status !== 200) throw new NotifyError('WEBHOOK_DRIVER', `SNS subscription confirmation answered ${status}`, { topicArn: m.TopicArn, status });
   }
 
-  parseEvents(request: WebhookRequest): ParsedWebhookEvent[] {
-    const m = snsMessage(request);
+  async parseEvents(request: IncomingWebhook): Promise<ParsedWebhookEvent[]> {
+    const m = snsMessage(await webhookRequestOf(request));
     return m?.Type === 'Notification' ? sesEvents(m.Message, m.MessageId) : [];
   }
 
