@@ -8,13 +8,15 @@ import type { RunOptions } from './core/campaign-run.ts';
 import { type CampaignInput, createCampaignsService } from './core/campaigns.ts';
 import { createContactsService } from './core/contacts.ts';
 import { closeDispatcher } from './core/dispatch.ts';
+import { runDrips } from './core/drip-run.ts';
+import { createDripsService, type EnrollInput, type SequenceInput } from './core/drips.ts';
 import { createEvents, type NotifyEventMap, type NotifyEventName } from './core/events.ts';
 import { type CampaignReport, createStatsService, type ReportOptions } from './core/stats.ts';
 import { type SendInput, sendOne } from './core/send.ts';
 import { newToken } from './core/tokens.ts';
 import { createTrackingRecorder, type TrackingRecorderOptions } from './core/tracking.ts';
-import type { Campaign, CampaignRunResult, CampaignStats, Contact, ContactInput, SendRecord } from './core/types.ts';
-import { isNotifyError, NotifyError, notImplemented } from './errors.ts';
+import type { Campaign, CampaignRunResult, CampaignStats, Contact, ContactInput, DripRunResult, Enrollment, SendRecord, Sequence } from './core/types.ts';
+import { isNotifyError, NotifyError } from './errors.ts';
 import { adminRoutes } from './http/admin/index.ts';
 import { createApp, type RouteModule } from './http/app.ts';
 import { captureRoutes } from './http/capture/index.ts';
@@ -56,9 +58,13 @@ export interface Notify {
     getCampaignReport(campaignId: number, options?: ReportOptions): Promise<CampaignReport>;
   };
   readonly drips: {
-    createSequence(input: Record<string, unknown>): Promise<unknown>;
-    enroll(input: Record<string, unknown>): Promise<unknown>;
-    process(): Promise<unknown>;
+    createSequence(input: SequenceInput): Promise<Sequence>;
+    getSequence(idOrName: number | string): Promise<Sequence | undefined>;
+    /** refuses a suppressed contact (SUPPRESSED) and a second enrollment in the same sequence (DUPLICATE) */
+    enroll(input: EnrollInput): Promise<Enrollment>;
+    getEnrollment(id: number): Promise<Enrollment | undefined>;
+    /** one run of notify:process-drips */
+    process(): Promise<DripRunResult>;
   };
   /** one message now; returns its send record (status sent, failed or suppressed) */
   send(input: SendInput): Promise<SendRecord>;
@@ -105,6 +111,7 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions, webhook?: Re
   const contacts = createContactsService(ctx);
   const stats = createStatsService(ctx);
   const campaigns = createCampaignsService(ctx);
+  const drips = createDripsService(ctx);
   const recorder = createTrackingRecorder(ctx, tracking);
   const closers: (() => Promise<void>)[] = [];
   const app = createApp({ ctx, recorder, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn), webhook }, ROUTES);
@@ -142,9 +149,14 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions, webhook?: Re
       getCampaignReport: open(stats.getCampaignReport),
     },
     drips: {
-      createSequence: async () => notImplemented('drips.createSequence'),
-      enroll: async () => notImplemented('drips.enroll'),
-      process: async () => notImplemented('drips.process'),
+      createSequence: open(drips.createSequence),
+      getSequence: open(drips.getSequence),
+      enroll: open(drips.enroll),
+      getEnrollment: open(drips.getEnrollment),
+      process: open(async () => {
+        const { sent, failed, retried, reclaimed } = await runDrips(ctx);
+        return { sent, failed, retried, reclaimed };
+      }),
     },
     send: open((input: SendInput) => sendOne(ctx, input)),
     fetch: handle,

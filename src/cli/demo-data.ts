@@ -1,4 +1,3 @@
-import { isNotifyError } from '../errors.ts';
 import type { Notify } from '../notify.ts';
 
 /** What the demo put in its folder, for the summary it prints. */
@@ -7,8 +6,7 @@ export interface DemoSeed {
   campaignId: number;
   sent: number;
   suppressed: number;
-  /** set once the drip API exists on this build */
-  drip?: { sequence: string; enrolled: number; sent: number };
+  drip: { sequence: string; enrolled: number; sent: number };
 }
 
 export const DEMO_LIST = 'demo';
@@ -61,23 +59,17 @@ const SEQUENCE = 'Demo: welcome series';
 
 /**
  * A two-step welcome sequence (now, then a day later), the demo contacts enrolled and one
- * notify:process-drips run, so the first step is in the outbox. Skipped while this build has no
- * drip API yet (issue 5).
+ * notify:process-drips run, so the first step is in the outbox.
  */
 async function seedDrip(notify: Notify): Promise<DemoSeed['drip']> {
-  try {
-    await notify.drips.createSequence({
-      name: SEQUENCE,
-      steps: [
-        { delayMinutes: 0, subject: 'Welcome aboard, {{ contact.name }}', markdown: 'Step 1 of the demo drip sequence: sent as soon as you enrolled.' },
-        { delayMinutes: 24 * 60, subject: 'Day two, {{ contact.name }}', markdown: 'Step 2 arrives a day after step 1 (run `notify notify:process-drips` then).' },
-      ],
-    });
-    for (const [, email] of PEOPLE) await notify.drips.enroll({ contact: email, sequence: SEQUENCE });
-    const run = (await notify.drips.process()) as { sent?: number };
-    return { sequence: SEQUENCE, enrolled: PEOPLE.length, sent: run.sent ?? 0 };
-  } catch (err) {
-    if (isNotifyError(err, 'NOT_IMPLEMENTED')) return undefined;
-    throw err;
-  }
+  await notify.drips.createSequence({
+    name: SEQUENCE,
+    steps: [
+      { delayMinutes: 0, subject: 'Welcome aboard, {{ contact.name }}', markdown: 'Step 1 of the demo drip sequence: sent as soon as you enrolled.' },
+      { delayMinutes: 24 * 60, subject: 'Day two, {{ contact.name }}', markdown: 'Step 2 arrives a day after step 1 (run `notify notify:process-drips` then).' },
+    ],
+  });
+  for (const [, email] of PEOPLE) await notify.drips.enroll({ contact: email, sequence: SEQUENCE });
+  const run = await notify.drips.process();
+  return { sequence: SEQUENCE, enrolled: PEOPLE.length, sent: run.sent };
 }

@@ -7,6 +7,8 @@ import { registerMigrate } from './commands/migrate.ts';
 import { registerSendCampaign } from './commands/send-campaign.ts';
 import { registerStats } from './commands/stats.ts';
 import { registerServe } from './commands/serve.ts';
+import { registerProcessDrips } from './commands/process-drips.ts';
+import { registerWorker } from './commands/worker.ts';
 
 /** `notify <command>`: one file per command under cli/commands/, each adds itself to the program. */
 const program = new Command('notify')
@@ -14,7 +16,7 @@ const program = new Command('notify')
   .option('-c, --config <file>', 'config file (default: notify.config.json or notify.config.js in this folder)')
   .showHelpAfterError();
 
-for (const register of [registerMigrate, registerContactsImport, registerStats, registerServe, registerSendCampaign, registerCampaignsCreate, registerDemo]) register(program);
+for (const register of [registerMigrate, registerContactsImport, registerStats, registerServe, registerSendCampaign, registerCampaignsCreate, registerProcessDrips, registerWorker, registerDemo]) register(program);
 
 program.parseAsync(process.argv).catch((err) => {
   if (isNotifyError(err)) console.error(`notify: ${err.message} [${err.code}]`);

@@ -1,10 +1,9 @@
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
-import { readLayout } from '../render/layout.ts';
-import { createBodyEngine, createPlainEngine, parse } from '../render/liquid.ts';
-import { type ContentInput, checkContent, resolveMarkdownFile } from '../render/source.ts';
+import type { ContentInput } from '../render/source.ts';
 import { runCampaign, type RunOptions } from './campaign-run.ts';
-import { checkHeaders, checkSubject, formatFrom } from './headers.ts';
+import { checkHeaders, formatFrom } from './headers.ts';
+import { checkMessage, optionalString } from './message-input.ts';
 import type { Campaign, CampaignRunResult } from './types.ts';
 
 export interface CampaignInput extends ContentInput {
@@ -46,18 +45,11 @@ function checkId(id: unknown): number {
   return n;
 }
 
-const optionalString = (v: unknown, field: string, max: number): string | null => {
-  if (v === undefined || v === null || v === '') return null;
-  if (typeof v !== 'string' || v.length > max) throw new NotifyError('INVALID_INPUT', `${field} must be a string of at most ${max} characters`, { field });
-  return v;
-};
 
 /** Everything that can be checked before the first send is checked here, so a broken campaign fails at create. */
 function validateCampaign(ctx: Context, input: CampaignInput) {
   if (typeof input !== 'object' || input === null) throw new NotifyError('INVALID_INPUT', 'campaigns.create() needs an object');
-  const subject = checkSubject(input.subject);
-  checkContent(input);
-  if (input.markdownFile) resolveMarkdownFile(input.markdownFile, ctx.config.markdownPath);
+  const { subject, layout } = checkMessage(ctx, input);
   const headers = checkHeaders(input.headers);
   const fromName = optionalString(input.fromName, 'fromName', 200);
   const fromEmail = optionalString(input.fromEmail, 'fromEmail', 254);
@@ -66,14 +58,6 @@ function validateCampaign(ctx: Context, input: CampaignInput) {
   if (typeof data !== 'object' || Array.isArray(data) || JSON.stringify(data).length > MAX_DATA) {
     throw new NotifyError('INVALID_INPUT', `data must be an object of at most ${MAX_DATA} bytes of JSON`, { field: 'data' });
   }
-  const layout = optionalString(input.layout, 'layout', 200);
-  if (layout && !/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/.test(layout)) throw new NotifyError('INVALID_INPUT', `Invalid layout name ${JSON.stringify(layout)}`, { field: 'layout' });
-  // a misspelt layout fails now, like a missing markdownFile, not at the first send
-  if (layout) readLayout(layout, ctx.config.viewsPath);
-  // Liquid syntax errors surface now rather than at the first send.
-  parse(createPlainEngine(), subject);
-  for (const body of [input.html, input.markdown]) if (body) parse(createBodyEngine(), body);
-  if (input.text) parse(createPlainEngine(), input.text);
   return {
     name: optionalString(input.name, 'name', 200),
     subject,

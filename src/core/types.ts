@@ -110,3 +110,37 @@ export interface CampaignRunResult {
   /** true when this run found nothing left and marked the campaign sent */
   done: boolean;
 }
+
+export interface Step {
+  id: number;
+  sequence_id: number;
+  /** 0-based order in the sequence */
+  position: number;
+  /** minutes after the previous step was sent (the first step: after enrollment) */
+  delay_minutes: number;
+  subject: string;
+  html: string | null;
+  markdown: string | null;
+  markdown_file: string | null;
+  text: string | null;
+  layout: string | null;
+}
+
+export interface Sequence {
+  id: number;
+  name: string;
+  created_at: Date;
+  steps: Step[];
+}
+
+/** Result of one notify:process-drips run (DESIGN.md section 3). */
+export interface DripRunResult {
+  /** steps delivered */
+  sent: number;
+  /** enrollments marked failed after maxRetries attempts (notify_enrollment_failed fired for each) */
+  failed: number;
+  /** failed attempts scheduled again after retryDelayMinutes */
+  retried: number;
+  /** enrollments a crashed or killed run left `processing` past staleLockMinutes, returned to `active` */
+  reclaimed: number;
+}

@@ -14,6 +14,7 @@ import type { OptinRepo } from './repos/optin.ts';
 import type { RateLimitsRepo } from './repos/rate-limits.ts';
 import type { SendsRepo } from './repos/sends.ts';
 import type { WebhookReceiptsRepo } from './repos/webhook-receipts.ts';
+import type { SequencesRepo } from './repos/sequences.ts';
 import type { Database } from './schema.ts';
 
 /**
@@ -41,6 +42,7 @@ export interface Store {
   readonly sends: SendsRepo;
   /** ids of webhook deliveries already applied (a redelivery applies once) */
   readonly webhookReceipts: WebhookReceiptsRepo;
+  readonly sequences: SequencesRepo;
   /**
    * Runs `fn` in one database transaction with repositories bound to it: all of its writes land
    * or none do (a crash or a lost connection in between leaves no half-applied state). The

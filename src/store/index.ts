@@ -16,6 +16,7 @@ import { createOptinRepo } from './repos/optin.ts';
 import { createRateLimitsRepo } from './repos/rate-limits.ts';
 import { createSendsRepo } from './repos/sends.ts';
 import { createWebhookReceiptsRepo } from './repos/webhook-receipts.ts';
+import { createSequencesRepo } from './repos/sequences.ts';
 import { createSqliteDialect } from './sqlite/index.ts';
 
 export type { Store, StoreTx } from './contract.ts';
@@ -36,7 +37,7 @@ export function createStore(url: string): Store {
     campaigns: createCampaignsRepo(db),
     contacts: createContactsRepo(db),
     counters: createCountersRepo(db),
-    enrollments: createEnrollmentsRepo(db),
+    enrollments: createEnrollmentsRepo(db, dialect.kind),
     events: createEventsRepo(db),
     links: createLinksRepo(db),
     meta: createMetaRepo(db),
@@ -46,6 +47,7 @@ export function createStore(url: string): Store {
     rateLimits: createRateLimitsRepo(db),
     sends: createSendsRepo(db),
     webhookReceipts: createWebhookReceiptsRepo(db),
+    sequences: createSequencesRepo(db),
     transaction: (fn) =>
       db.transaction().execute((trx) =>
         fn({
@@ -53,7 +55,7 @@ export function createStore(url: string): Store {
           db: trx,
           contacts: createContactsRepo(trx),
           counters: createCountersRepo(trx),
-          enrollments: createEnrollmentsRepo(trx),
+          enrollments: createEnrollmentsRepo(trx, dialect.kind),
           events: createEventsRepo(trx),
           sends: createSendsRepo(trx),
           webhookReceipts: createWebhookReceiptsRepo(trx),

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isNotifyError } from '../../src/errors.ts';
-import { forEachEngine, useNotify } from '../helpers/engines.ts';
+import { createNotify } from '../../src/notify.ts';
+import { forEachEngine, testOptions, useNotify } from '../helpers/engines.ts';
 
 forEachEngine('contacts API', (h) => {
   const notify = useNotify(h);
@@ -38,7 +39,9 @@ forEachEngine('contacts API', (h) => {
     assert.notEqual(back.unsubscribe_token, c.unsubscribe_token);
   });
 
-  test('not-yet-built members fail with a clear code', async () => {
-    await assert.rejects(notify().drips.process(), (e) => isNotifyError(e, 'NOT_IMPLEMENTED'));
+  test('a closed instance refuses work with a clear code', async () => {
+    const other = await createNotify(testOptions(h.url, { migrate: false }));
+    await other.close();
+    await assert.rejects(other.drips.process(), (e) => isNotifyError(e, 'CLOSED'));
   });
 });

@@ -38,6 +38,8 @@ export interface CampaignsRepo {
    */
   unsent(campaign: Pick<Campaign, 'id' | 'list'>, afterId: number, limit: number): Promise<AudienceMember[]>;
   countUnsent(campaign: Pick<Campaign, 'id' | 'list'>): Promise<number>;
+  /** ids of the campaigns in a status, oldest first (the worker continues those `sending`) */
+  idsWithStatus(status: CampaignStatus): Promise<number[]>;
 }
 
 type Row = Selectable<CampaignsTable> & { list_name: string | null };
@@ -123,6 +125,10 @@ export function createCampaignsRepo(db: Kysely<Database>): CampaignsRepo {
         .limit(limit)
         .execute();
       return rows.map((r) => ({ ...r, id: Number(r.id), attributes: parseJson(r.attributes) }));
+    },
+    async idsWithStatus(status) {
+      const rows = await db.selectFrom('notify_campaigns').select('id').where('status', '=', status).orderBy('id').execute();
+      return rows.map((r) => Number(r.id));
     },
     async countUnsent(c) {
       const row = await audience(c).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();

@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { hashToken } from '../../core/tokens.ts';
 import type { Contact, ContactStatus } from '../../core/types.ts';
 import { parseJson, toDate } from '../rows.ts';
+import type { AudienceMember } from './campaigns.ts';
 import type { ContactsTable, Database } from '../schema.ts';
 
 export interface ContactWrite {
@@ -29,6 +30,8 @@ export interface ContactsRepo {
   setStatus(id: number, status: ContactStatus, now: number): Promise<void>;
   /** sets status unless the contact already has it; true when this call changed it (race-free "first one wins") */
   changeStatus(id: number, status: ContactStatus, now: number): Promise<boolean>;
+  /** what delivery needs of several contacts at once (drip runs), by id */
+  recipients(ids: number[]): Promise<Map<number, AudienceMember>>;
   /** statuses of the given email keys that exist (suppression check at dispatch) */
   statusesByEmailKey(keys: string[]): Promise<Map<string, { id: number; status: string }>>;
   /** deletes the person's data, keeping only hashes (tombstone) */
@@ -120,6 +123,15 @@ export function createContactsRepo(db: Kysely<Database>): ContactsRepo {
     },
     async getById(id) {
       return toContact(await byId(id));
+    },
+    async recipients(ids) {
+      if (ids.length === 0) return new Map();
+      const rows = await db
+        .selectFrom('notify_contacts')
+        .select(['id', 'email', 'name', 'status', 'unsubscribe_token', 'attributes'])
+        .where('id', 'in', [...new Set(ids)])
+        .execute();
+      return new Map(rows.map((r) => [Number(r.id), { ...r, id: Number(r.id), attributes: parseJson(r.attributes) }]));
     },
     async getByEmailKey(emailKey) {
       return toContact(await db.selectFrom('notify_contacts').selectAll().where('email_key', '=', emailKey).executeTakeFirst());

@@ -32,6 +32,17 @@ export interface SendsRepo {
    * run can have them (the unique constraint decides, on both engines).
    */
   claim(rows: NewSend[], now: number): Promise<SendRecord[]>;
+  /**
+   * Drip step rows (enrollment_id, step_index set), one multi-row INSERT; a step that already has a
+   * row is skipped. Returns only the rows this call created.
+   */
+  claimSteps(rows: NewSend[], now: number): Promise<SendRecord[]>;
+  /** the rows of these enrollments' steps: key `<enrollmentId>:<stepIndex>` */
+  forSteps(steps: { enrollment_id: number; step_index: number }[]): Promise<Map<string, StepSend>>;
+  /** a `failed` step row (not `interrupted`) back to `sending` for a retry; false when another run took it */
+  retake(id: number, now: number): Promise<boolean>;
+  /** a row still `sending` that was last touched before `olderThan` becomes failed/interrupted; true when this call did it */
+  interrupt(id: number, olderThan: number, now: number): Promise<boolean>;
   /** writes outcomes for rows still `sending` (a row reclaimed as interrupted keeps that); returns rows changed */
   finish(outcomes: SendOutcome[], now: number): Promise<number>;
   /** rows left `queued`/`sending` since before `olderThan` become failed with reason `interrupted` */
@@ -40,6 +51,14 @@ export interface SendsRepo {
   getByToken(token: string): Promise<SendRecord | undefined>;
   getByMessageId(messageId: string): Promise<SendRecord | undefined>;
 }
+
+/** A drip step's send row with what a later run needs to decide about it. */
+export interface StepSend extends SendRecord {
+  step_index: number;
+  updated_at: number;
+}
+
+export const stepKey = (enrollmentId: number, stepIndex: number) => `${enrollmentId}:${stepIndex}`;
 
 type Row = Selectable<SendsTable>;
 
@@ -95,6 +114,51 @@ export function createSendsRepo(db: Kysely<Database>): SendsRepo {
         .returningAll()
         .execute();
       return out.map(toSendRecord);
+    },
+    async claimSteps(rows, now) {
+      if (rows.length === 0) return [];
+      const out = await db
+        .insertInto('notify_sends')
+        .values(rows.map((r) => values(r, now)))
+        .onConflict((oc) => oc.columns(['enrollment_id', 'step_index']).doNothing())
+        .returningAll()
+        .execute();
+      return out.map(toSendRecord);
+    },
+    async forSteps(steps) {
+      const out = new Map<string, StepSend>();
+      if (steps.length === 0) return out;
+      const wanted = new Set(steps.map((s) => stepKey(s.enrollment_id, s.step_index)));
+      const rows = await db
+        .selectFrom('notify_sends')
+        .selectAll()
+        .where('enrollment_id', 'in', [...new Set(steps.map((s) => s.enrollment_id))])
+        .execute();
+      for (const r of rows) {
+        const key = stepKey(Number(r.enrollment_id), Number(r.step_index));
+        if (wanted.has(key)) out.set(key, { ...toSendRecord(r), step_index: Number(r.step_index), updated_at: Number(r.updated_at) });
+      }
+      return out;
+    },
+    async retake(id, now) {
+      const res = await db
+        .updateTable('notify_sends')
+        .set({ status: 'sending', error: null, updated_at: now })
+        .where('id', '=', id)
+        .where('status', '=', 'failed')
+        .where((eb) => eb.or([eb('error', 'is', null), eb('error', '<>', 'interrupted')]))
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1;
+    },
+    async interrupt(id, olderThan, now) {
+      const res = await db
+        .updateTable('notify_sends')
+        .set({ status: 'failed', error: 'interrupted', updated_at: now })
+        .where('id', '=', id)
+        .where('status', 'in', ['queued', 'sending'])
+        .where('updated_at', '<', olderThan)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1;
     },
     async finish(outcomes, now) {
       let changed = 0;

@@ -1,0 +1,84 @@
+import type { Command } from 'commander';
+import { runCampaign } from '../../core/campaign-run.ts';
+import { runDrips } from '../../core/drip-run.ts';
+import { NotifyError } from '../../errors.ts';
+import type { Notify } from '../../notify.ts';
+import { withNotify } from '../open.ts';
+import { summary } from './send-campaign.ts';
+import { dripSummary } from './process-drips.ts';
+
+interface Options {
+  interval: string;
+}
+
+/**
+ * `notify worker`: notify:process-drips and the next batch of every campaign being sent, again
+ * and again, every --interval seconds (immediately again while a run was full). Any number of
+ * workers may run against one PostgreSQL database. SIGTERM or SIGINT: the batch in hand is finished
+ * and recorded, then the process exits 0. A failed round (database away) is logged and retried.
+ */
+export function registerWorker(program: Command): void {
+  program
+    .command('worker')
+    .description('run notify:process-drips and pending campaign batches on an interval until SIGTERM/SIGINT')
+    .option('-i, --interval <seconds>', 'pause between rounds when there was nothing more to do', '30')
+    .action(async (opts: Options, cmd: Command) => {
+      const interval = Number(opts.interval);
+      if (!/^\d+(\.\d+)?$/.test(opts.interval) || interval <= 0 || interval > 86_400) {
+        throw new NotifyError('INVALID_INPUT', `--interval must be a number of seconds from 0.001 to 86400 (got ${JSON.stringify(opts.interval)})`);
+      }
+      const stop = new AbortController();
+      const onSignal = (signal: string) => {
+        if (stop.signal.aborted) return;
+        console.log(`notify worker: ${signal} received, finishing the batch in hand`);
+        stop.abort();
+      };
+      process.on('SIGTERM', onSignal);
+      process.on('SIGINT', onSignal);
+      try {
+        await withNotify(cmd, async (notify) => {
+          console.log(`notify worker: started (every ${interval} s)`);
+          while (!stop.signal.aborted) {
+            const more = await round(notify, stop.signal).catch((err) => {
+              console.error(`notify worker: round failed: ${err instanceof NotifyError ? `${err.message} [${err.code}]` : (err as Error).message}`);
+              return false;
+            });
+            if (!more) await pause(interval * 1000, stop.signal);
+          }
+        });
+        console.log('notify worker: stopped');
+      } finally {
+        process.off('SIGTERM', onSignal);
+        process.off('SIGINT', onSignal);
+      }
+    });
+}
+
+/** One round; true when a run was full (more is due right away). */
+async function round(notify: Notify, signal: AbortSignal): Promise<boolean> {
+  const ctx = notify.context;
+  let more = false;
+  const drips = await runDrips(ctx);
+  if (drips.claimed + drips.reclaimed > 0) console.log(dripSummary(drips));
+  if (drips.claimed >= ctx.config.batchSize) more = true;
+  for (const id of await ctx.store.campaigns.idsWithStatus('sending')) {
+    if (signal.aborted) break;
+    const r = await runCampaign(ctx, id);
+    if (r.sent + r.failed + r.suppressed + r.interrupted > 0 || r.done) console.log(summary(r));
+    if (!r.done && r.sent + r.failed + r.suppressed > 0) more = true;
+  }
+  return more;
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done);
+  });
+}

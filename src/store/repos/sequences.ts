@@ -1,0 +1,71 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Sequence, Step } from '../../core/types.ts';
+import { toDate } from '../rows.ts';
+import type { Database, StepsTable } from '../schema.ts';
+
+export interface NewStep {
+  delay_minutes: number;
+  subject: string;
+  html: string | null;
+  markdown: string | null;
+  markdown_file: string | null;
+  text: string | null;
+  layout: string | null;
+}
+
+export interface SequencesRepo {
+  /** the sequence and its steps in one transaction; a taken name is a unique violation */
+  create(name: string, steps: NewStep[], now: number): Promise<Sequence>;
+  getById(id: number): Promise<Sequence | undefined>;
+  getByName(name: string): Promise<Sequence | undefined>;
+  /** the steps of several sequences, each list in position order */
+  stepsOf(sequenceIds: number[]): Promise<Map<number, Step[]>>;
+}
+
+function toStep(r: Selectable<StepsTable>): Step {
+  return {
+    id: Number(r.id),
+    sequence_id: Number(r.sequence_id),
+    position: Number(r.position),
+    delay_minutes: Number(r.delay_minutes),
+    subject: r.subject,
+    html: r.html,
+    markdown: r.markdown,
+    markdown_file: r.markdown_file,
+    text: r.text,
+    layout: r.layout,
+  };
+}
+
+export function createSequencesRepo(db: Kysely<Database>): SequencesRepo {
+  const stepsOf = async (ids: number[]) => {
+    const out = new Map<number, Step[]>(ids.map((id) => [id, []]));
+    if (ids.length === 0) return out;
+    const rows = await db.selectFrom('notify_steps').selectAll().where('sequence_id', 'in', ids).orderBy('sequence_id').orderBy('position').execute();
+    for (const r of rows) out.get(Number(r.sequence_id))?.push(toStep(r));
+    return out;
+  };
+  const one = async (where: 'id' | 'name', v: number | string): Promise<Sequence | undefined> => {
+    const row = await db.selectFrom('notify_sequences').selectAll().where(where, '=', v as never).executeTakeFirst();
+    if (!row) return undefined;
+    const id = Number(row.id);
+    return { id, name: row.name, created_at: toDate(row.created_at)!, steps: (await stepsOf([id])).get(id) ?? [] };
+  };
+  return {
+    async create(name, steps, now) {
+      const id = await db.transaction().execute(async (trx) => {
+        const row = await trx.insertInto('notify_sequences').values({ name, created_at: now }).returning('id').executeTakeFirstOrThrow();
+        const sequenceId = Number(row.id);
+        await trx
+          .insertInto('notify_steps')
+          .values(steps.map((s, position) => ({ ...s, sequence_id: sequenceId, position, created_at: now })))
+          .execute();
+        return sequenceId;
+      });
+      return (await one('id', id))!;
+    },
+    getById: (id) => one('id', id),
+    getByName: (name) => one('name', name),
+    stepsOf,
+  };
+}

@@ -1,0 +1,53 @@
+import { manualClock } from '../../src/core/clock.ts';
+import type { Mailer, OutgoingMessage } from '../../src/mail/contract.ts';
+import { createNotify, type CreateNotifyOptions, type Notify } from '../../src/notify.ts';
+import { createStore } from '../../src/store/index.ts';
+import { type Engine, freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
+
+/** A mailer tests steer: records what it is given; `fail` makes the next sends return false or throw. */
+export interface TestMailer extends Mailer {
+  messages: OutgoingMessage[];
+  fail: 'false' | 'throw' | null;
+}
+
+export function testMailer(): TestMailer {
+  const m: TestMailer = {
+    name: 'test',
+    messages: [],
+    fail: null,
+    async send(message) {
+      if (m.fail === 'false') return false;
+      if (m.fail === 'throw') throw new Error('smtp connection refused');
+      m.messages.push(message);
+      return { messageId: `<${message.sendToken}@test>` };
+    },
+  };
+  return m;
+}
+
+export interface DripWorld {
+  notify: Notify;
+  clock: ReturnType<typeof manualClock>;
+  mailer: TestMailer;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** A notify on a database of its own (every transition test starts from nothing due), a manual clock and a test mailer. */
+export async function dripWorld(engine: Engine, extra: CreateNotifyOptions = {}): Promise<DripWorld> {
+  const db = freshDatabaseUrl(engine);
+  const clock = manualClock();
+  const mailer = testMailer();
+  const notify = await createNotify({ ...testOptions(db.url, { mailer, maxRetries: 3, retryDelayMinutes: 5, staleLockMinutes: 30, ...extra }), clock });
+  return {
+    notify,
+    clock,
+    mailer,
+    url: db.url,
+    async close() {
+      await notify.close();
+      if (engine === 'postgres') await createStore(db.url).dialect.destroyData();
+      db.cleanup();
+    },
+  };
+}
