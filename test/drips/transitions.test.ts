@@ -266,9 +266,7 @@ for (const engine of ENGINES) {
       assert.equal((await w.notify.drips.process()).sent, 1);
     });
 
-    // Two SQLite connections in one process would block each other's event loop (better-sqlite3 is
-    // synchronous); several processes on SQLite, and PostgreSQL, are what the reliability suite runs.
-    test('batchSize caps a run; two runs at once send each step once', { skip: engine === 'sqlite' && 'PostgreSQL only in-process' }, async (t) => {
+    test('batchSize caps a run; two runs at once send each step once', async (t) => {
       const w = await world(t, { batchSize: 3 });
       const name = 'many';
       await w.notify.drips.createSequence({ name, steps: [{ delayMinutes: 0, subject: 'One', text: 'one' }] });
