@@ -15,12 +15,14 @@ import { type CampaignReport, createStatsService, type ReportOptions } from './c
 import { type SendInput, sendOne } from './core/send.ts';
 import { newToken } from './core/tokens.ts';
 import { createTrackingRecorder, type TrackingRecorderOptions } from './core/tracking.ts';
+import { createClickResolver } from './core/tracking-links.ts';
 import type { Campaign, CampaignRunResult, CampaignStats, Contact, ContactInput, DripRunResult, Enrollment, SendRecord, Sequence } from './core/types.ts';
 import { isNotifyError, NotifyError } from './errors.ts';
 import { adminRoutes } from './http/admin/index.ts';
 import { createApp, type RouteModule } from './http/app.ts';
 import { captureRoutes } from './http/capture/index.ts';
 import { clickRoute } from './http/click.ts';
+import { createTrackingFastPath } from './http/fast-path.ts';
 import { openRoute } from './http/open.ts';
 import { unsubscribeRoute } from './http/unsubscribe.ts';
 import { webhookRoute } from './http/webhook.ts';
@@ -114,7 +116,10 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions, webhook?: Re
   const drips = createDripsService(ctx);
   const recorder = createTrackingRecorder(ctx, tracking);
   const closers: (() => Promise<void>)[] = [];
-  const app = createApp({ ctx, recorder, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn), webhook }, ROUTES);
+  const clicks = createClickResolver(ctx);
+  const app = createApp({ ctx, recorder, clicks, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn), webhook }, ROUTES);
+  const viaHono = getRequestListener((request, env) => app.fetch(request, env));
+  const fastPath = createTrackingFastPath(ctx, recorder, clicks);
   const handle = (request: Request, env?: HttpBindings) => Promise.resolve(app.fetch(request, env));
   let closed = false;
   /**
@@ -160,8 +165,10 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions, webhook?: Re
     },
     send: open((input: SendInput) => sendOne(ctx, input)),
     fetch: handle,
-    // app.fetch directly: a synchronous Response (the pixel) is written without an extra tick.
-    listener: getRequestListener((request, env) => app.fetch(request, env)),
+    // opens and cached clicks straight on node:http (http/fast-path.ts); everything else through Hono
+    listener: (req, res) => {
+      if (!fastPath(req, res)) void viaHono(req, res);
+    },
     flush: () => recorder.flush(),
     on: (event, fn) => ctx.events.on(event, fn),
     context: ctx,

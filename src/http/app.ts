@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import type { Context } from '../context.ts';
 import type { TrackingRecorder } from '../core/tracking.ts';
+import type { ClickResolver } from '../core/tracking-links.ts';
 import type { Views } from '../render/views.ts';
 import type { ResolvedDriver } from '../webhooks/index.ts';
 
@@ -18,6 +19,8 @@ export interface HttpParts {
   views: Views;
   /** registers cleanup run by notify.close() (e.g. a rate-limit store's Redis connection) */
   onClose?: (fn: () => Promise<void>) => void;
+  /** click destinations (shared with the node:http fast path, so both use one cache); built if absent */
+  clicks?: ClickResolver;
   /** the configured webhook driver; absent = POST /notify/webhook answers 400 */
   webhook?: ResolvedDriver;
 }

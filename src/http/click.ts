@@ -3,6 +3,7 @@ import { type ClickTarget, createClickResolver } from '../core/tracking-links.ts
 import type { RouteModule } from './app.ts';
 import { clientIp } from './client-ip.ts';
 import { header } from './request.ts';
+import { clickEvent, redirectHeaders } from './tracking-events.ts';
 import { viewPage } from './view-page.ts';
 
 /**
@@ -13,37 +14,27 @@ import { viewPage } from './view-page.ts';
  */
 export const clickRoute: RouteModule = (app, parts) => {
   const { ctx, recorder } = parts;
-  const resolve = createClickResolver(ctx);
-  const trackIp = ctx.config.trackIpAddress;
-  const trustProxy = ctx.config.trustProxy;
+  const resolve = parts.clicks ?? createClickResolver(ctx);
 
   const respond = (c: HonoContext, token: string, target: ClickTarget | undefined): Response | Promise<Response> => {
     if (!target) return viewPage(c, parts, 'link_invalid', {}, 404);
-    recorder.record({
-      type: 'click',
-      token,
-      at: ctx.clock.now(),
-      link_index: target.index,
-      metadata: trackIp ? { ip: clientIp(c, trustProxy) } : {},
-      method: c.req.method,
-      userAgent: header(c, 'user-agent'),
-    });
+    recorder.record(clickEvent(ctx, { token, method: c.req.method, userAgent: header(c, 'user-agent') }, target, () => clientIp(c, ctx.config.trustProxy)));
     return redirect(target.url);
   };
 
   // One wildcard route: a single match keeps Hono on its synchronous path (see open.ts).
   app.get('/notify/click/*', (c): Response | Promise<Response> => {
-    const token = c.req.path.slice(PREFIX.length);
+    const token = c.req.path.slice(CLICK_PREFIX.length);
     const target = resolve(token, linkParam(c.req.url) ?? c.req.query('l'));
     if (target instanceof Promise) return target.then((t) => respond(c, token, t));
     return respond(c, token, target);
   });
 };
 
-const PREFIX = '/notify/click/';
+export const CLICK_PREFIX = '/notify/click/';
 
 /** `l` straight from the URL string when it is the plain first parameter (what we generate); else undefined. */
-function linkParam(url: string): string | undefined {
+export function linkParam(url: string): string | undefined {
   const q = url.indexOf('?l=');
   if (q < 0) return undefined;
   const end = url.indexOf('&', q);
@@ -52,9 +43,8 @@ function linkParam(url: string): string | undefined {
 }
 
 function redirect(url: string): Response {
-  // no-referrer: the destination learns nothing about the webmail page or the tracking URL.
   // An empty string body (not null) keeps @hono/node-server on its fast path that writes the
   // plain header object as is.
-  return new Response('', { status: 302, headers: { Location: url, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' } });
+  return new Response('', { status: 302, headers: redirectHeaders(url) });
 }
 

@@ -9,18 +9,22 @@ import type { Context as HonoContext } from 'hono';
  * Returns '' when there is no socket (a bare notify.fetch(request) call).
  */
 export function clientIp(c: HonoContext, trustProxy: boolean): string {
-  if (trustProxy) {
-    const xff = c.req.header('x-forwarded-for');
-    const first = xff?.split(',')[0]?.trim();
-    if (first) return unmapIpv4(first);
-  }
   let address: string | undefined;
   try {
     address = getConnInfo(c).remote.address;
   } catch {
     address = undefined; // not behind @hono/node-server
   }
-  return address ? unmapIpv4(address) : '';
+  return clientIpFrom(c.req.header('x-forwarded-for'), address, trustProxy);
+}
+
+/** The same rule from the raw parts: the X-Forwarded-For header (if any) and the socket's address. */
+export function clientIpFrom(forwardedFor: string | undefined, socketAddress: string | undefined, trustProxy: boolean): string {
+  if (trustProxy) {
+    const first = forwardedFor?.split(',')[0]?.trim();
+    if (first) return unmapIpv4(first);
+  }
+  return socketAddress ? unmapIpv4(socketAddress) : '';
 }
 
 export function unmapIpv4(ip: string): string {

@@ -1,11 +1,12 @@
 import { isWellFormedToken } from '../core/tokens.ts';
 import type { RouteModule } from './app.ts';
 import { header } from './request.ts';
+import { openEvent } from './tracking-events.ts';
 
 /** 1x1 GIF89a, 43 bytes, its only pixel transparent (graphic control extension). */
 export const PIXEL_GIF = Uint8Array.from(Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64'));
 
-const GIF_HEADERS = {
+export const GIF_HEADERS = {
   'Content-Type': 'image/gif',
   'Content-Length': String(PIXEL_GIF.byteLength),
   'Cache-Control': 'no-store',
@@ -20,25 +21,14 @@ const GIF_HEADERS = {
 export const openRoute: RouteModule = (app, { ctx, recorder }) => {
   // One wildcard route (not `:token` plus a fallback): a single match keeps Hono on its synchronous path.
   app.get('/notify/open/*', (c) => {
-    const token = c.req.path.slice(PREFIX.length);
-    if (isWellFormedToken(token)) {
-      recorder.record({
-        type: 'open',
-        token,
-        at: ctx.clock.now(),
-        link_index: null,
-        // trackIpAddress covers clicks only (spec): an open's IP is mostly a mail proxy's anyway.
-        metadata: {},
-        method: c.req.method,
-        userAgent: header(c, 'user-agent'),
-      });
-    }
+    const token = c.req.path.slice(OPEN_PREFIX.length);
+    if (isWellFormedToken(token)) recorder.record(openEvent(ctx, { token, method: c.req.method, userAgent: header(c, 'user-agent') }));
     // `/notify/open/`, `/notify/open/<token>.gif`, `/notify/open/a/b`: still the image, nothing recorded.
     return pixel();
   });
 };
 
-const PREFIX = '/notify/open/';
+export const OPEN_PREFIX = '/notify/open/';
 
 /** A fresh Response with a plain header object: @hono/node-server writes it without copying. */
 function pixel(): Response {

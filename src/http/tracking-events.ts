@@ -1,0 +1,35 @@
+import type { Context } from '../context.ts';
+import type { TrackedEvent } from '../core/tracking.ts';
+import type { ClickTarget } from '../core/tracking-links.ts';
+
+/** What the request says about itself, as both the Hono routes and the node:http fast path read it. */
+export interface TrackingRequest {
+  token: string;
+  method: string;
+  userAgent: string;
+}
+
+/** The open event recorded for a well-formed token. trackIpAddress covers clicks only (spec). */
+export function openEvent(ctx: Pick<Context, 'clock'>, r: TrackingRequest): TrackedEvent {
+  return { type: 'open', token: r.token, at: ctx.clock.now(), link_index: null, metadata: {}, method: r.method, userAgent: r.userAgent };
+}
+
+/** The click event for a resolved link; the IP goes into metadata only with trackIpAddress. */
+export function clickEvent(ctx: Pick<Context, 'clock' | 'config'>, r: TrackingRequest, target: ClickTarget, ip: () => string): TrackedEvent {
+  return {
+    type: 'click',
+    token: r.token,
+    at: ctx.clock.now(),
+    link_index: target.index,
+    metadata: ctx.config.trackIpAddress ? { ip: ip() } : {},
+    method: r.method,
+    userAgent: r.userAgent,
+  };
+}
+
+/**
+ * The 302 to a click's destination, with an empty body: no-referrer, so the destination learns
+ * nothing of the webmail page. The same header set on both paths (a Response with a '' body would
+ * otherwise gain text/plain and no length).
+ */
+export const redirectHeaders = (url: string) => ({ Location: url, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': '0' });
