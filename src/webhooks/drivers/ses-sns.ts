@@ -59,7 +59,7 @@ export class SesSnsWebhookDriver implements WebhookDriverInterface {
       return false;
     };
     const age = this.now().getTime() - Date.parse(m.Timestamp);
-    if (!Number.isFinite(age) || age > this.maxAgeMs || age < -FUTURE_SKEW_MS) return reject(`SNS Timestamp ${m.Timestamp} is outside the accepted window`);
+    if (!Number.isFinite(age) || age > this.maxAgeMs || age < -FUTURE_SKEW_MS) return reject(`SNS Timestamp ${m.Timestamp.slice(0, 40)} is outside the accepted window`);
     if (!isTrustedCertUrl(m.SigningCertURL, snsHost(parseTopicArn(m.TopicArn)!))) return reject('SigningCertURL is not an SNS certificate URL of the topic region');
     if (!BASE64.test(m.Signature)) return reject('Signature is not base64');
     let cert: Awaited<ReturnType<SigningCertificates['get']>>;
@@ -70,6 +70,7 @@ export class SesSnsWebhookDriver implements WebhookDriverInterface {
     }
     const now = this.now().getTime();
     if (now < Date.parse(cert.validFrom) || now > Date.parse(cert.validTo)) return reject('signing certificate is not valid now');
+    if (cert.publicKey.asymmetricKeyType !== 'rsa') return reject('signing certificate does not hold an RSA key');
     const ok = verify(m.SignatureVersion === '2' ? 'RSA-SHA256' : 'RSA-SHA1', Buffer.from(stringToSign(m), 'utf8'), cert.publicKey, Buffer.from(m.Signature, 'base64'));
     return ok || reject('signature does not match');
   }
