@@ -29,9 +29,16 @@ const mailerSpec = z.union([
   z.custom<object>((v) => typeof v === 'object' && v !== null && typeof (v as { send?: unknown }).send === 'function', 'must be a Mailer object with send()'),
 ]);
 export const BUILTIN_WEBHOOK_DRIVERS = ['ses', 'postmark', 'sendgrid', 'mailgun'] as const;
+/** The built-in drivers' class names name them too (the spec's "class name" form). */
+export const WEBHOOK_DRIVER_CLASSES: Readonly<Record<string, (typeof BUILTIN_WEBHOOK_DRIVERS)[number]>> = {
+  SesSnsWebhookDriver: 'ses',
+  PostmarkWebhookDriver: 'postmark',
+  SendGridWebhookDriver: 'sendgrid',
+  MailgunWebhookDriver: 'mailgun',
+};
 const webhookDriverSpec = z.union([
-  z.string().refine((v) => v === '' || (BUILTIN_WEBHOOK_DRIVERS as readonly string[]).includes(v) || /^[^#\s]+#[A-Za-z_$][\w$]*$/.test(v), {
-    message: `must be empty, one of ${BUILTIN_WEBHOOK_DRIVERS.join(', ')}, or '<module>#<ExportName>'`,
+  z.string().refine((v) => v === '' || (BUILTIN_WEBHOOK_DRIVERS as readonly string[]).includes(v) || Object.hasOwn(WEBHOOK_DRIVER_CLASSES, v) || /^[^#\s]+#[A-Za-z_$][\w$]*$/.test(v), {
+    message: `must be empty, one of ${BUILTIN_WEBHOOK_DRIVERS.join(', ')} (or their class names), or '<module>#<ExportName>'`,
   }),
   z.custom<object>((v) => typeof v === 'object' && v !== null && typeof (v as { verifySignature?: unknown }).verifySignature === 'function', 'must be a WebhookDriverInterface'),
 ]);

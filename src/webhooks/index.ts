@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
+import { type Config, WEBHOOK_DRIVER_CLASSES } from '../config.ts';
 import { NotifyError } from '../errors.ts';
 import type { WebhookDriverDeps, WebhookDriverInterface } from './contract.ts';
 import { MailgunWebhookDriver } from './drivers/mailgun.ts';
@@ -40,7 +40,7 @@ export async function resolveWebhookDriver(config: Config, opts: ResolveDriverOp
   const spec = config.webhookDriver;
   if (spec === '') return undefined;
   if (typeof spec === 'object') return { driver: checked(spec, 'the driver object'), name: nameOf(spec, 'custom') };
-  switch (spec) {
+  switch (Object.hasOwn(WEBHOOK_DRIVER_CLASSES, spec) ? WEBHOOK_DRIVER_CLASSES[spec] : spec) {
     case 'ses':
       if (config.snsTopicArns.length === 0) opts.log.warn("webhookDriver 'ses' without snsTopicArns accepts (and confirms) any SNS topic: list your topic ARNs in snsTopicArns");
       return {

@@ -172,6 +172,17 @@ forEachEngine('webhook configuration', (h) => {
     assert.equal(res.status, 400);
   });
 
+  test('the environment override notify.webhookDriver, by name or class name', async () => {
+    for (const value of ['ses', 'SesSnsWebhookDriver']) {
+      const notify = await createNotify({ ...testOptions(h.url), env: { 'notify.webhookDriver': value, 'notify.snsTopicArns': TEST_TOPIC } });
+      try {
+        assert.equal((await call(notify, '/notify/webhook', { method: 'POST', body: 'unsigned' })).status, 403, value);
+      } finally {
+        await notify.close();
+      }
+    }
+  });
+
   test('an unknown driver fails createNotify naming the option', async () => {
     await assert.rejects(createNotify(testOptions(h.url, { webhookDriver: 'sparkpost' })), (err: Error & { code?: string }) => err.code === 'CONFIG_INVALID' && /webhookDriver/.test(err.message));
     await assert.rejects(createNotify(testOptions(h.url, { webhookDriver: './does-not-exist.js#Driver' })), /Option 'webhookDriver'.*could not load/);
