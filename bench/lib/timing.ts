@@ -21,3 +21,14 @@ export function median(values: number[]): number {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** microsPerCall for a function that returns a promise: each call is awaited before the next starts. */
+export async function microsPerCallAsync(fn: (i: number) => Promise<unknown>, iterations: number): Promise<number> {
+  let sink = 0;
+  for (let i = 0; i < Math.max(200, iterations / 10); i++) sink += size(await fn(i));
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) sink += size(await fn(i));
+  const micros = Number(process.hrtime.bigint() - start) / 1000 / iterations;
+  if (sink < 0) console.log(sink);
+  return micros;
+}
