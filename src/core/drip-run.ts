@@ -36,7 +36,12 @@ const CONCURRENCY = 8;
  * 4. Outcomes and enrollment transitions are written in one transaction per chunk; the transition
  *    applies only while the claim token is still ours, so a run whose claim was reclaimed changes nothing.
  */
-export async function runDrips(ctx: Context): Promise<DripRunDetail> {
+export interface DripRunOptions {
+  /** stops claiming more once aborted: the chunk in hand is delivered and recorded (worker shutdown) */
+  signal?: AbortSignal;
+}
+
+export async function runDrips(ctx: Context, opts: DripRunOptions = {}): Promise<DripRunDetail> {
   const result: DripRunDetail = { sent: 0, failed: 0, retried: 0, reclaimed: 0, claimed: 0, cancelled: 0, advanced: 0, interrupted: 0 };
   const { batchSize, throttleMs, staleLockMinutes } = ctx.config;
   const started = ctx.clock.now();
@@ -45,7 +50,7 @@ export async function runDrips(ctx: Context): Promise<DripRunDetail> {
   const run: Run = { ctx, dispatcher: dispatcherFor(ctx), steps: new Map(), result, throttled: false };
   const chunk = throttleMs > 0 ? Math.max(1, Math.min(CHUNK, Math.floor(60_000 / throttleMs))) : CHUNK;
   let budget = batchSize;
-  while (budget > 0) {
+  while (budget > 0 && !opts.signal?.aborted) {
     const limit = Math.min(chunk, budget);
     const claimToken = newToken();
     const claimed = await ctx.store.enrollments.claimDue(ctx.clock.now(), limit, claimToken);

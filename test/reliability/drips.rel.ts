@@ -85,4 +85,24 @@ describe('notify:process-drips across workers and crashes', { skip: NO_PG, timeo
     t.diagnostic(`final: ${r.sent} sent, ${r.interrupted} interrupted (in flight at the kill), ${sink.messages.length} messages`);
     assert.equal(r.interrupted, aged.inFlight);
   });
+
+  test('notify worker: SIGTERM mid-batch finishes the chunk in hand, exits 0, leaves nothing claimed or in flight; a second worker finishes the rest', async (t) => {
+    const { emails } = await seedDrips(db.url, 1500, 1);
+    const cli = cliFor({ batchSize: 1500 });
+    const worker = cli.start(['worker', '--interval', '0.2']);
+    await waitUntil(() => (sink.messages.length >= 200 ? true : worker.proc.exitCode !== null ? assert.fail(`exited early: ${worker.stderr()}`) : undefined), 60_000, '200 messages in the sink');
+    worker.proc.kill('SIGTERM');
+    assert.equal(await worker.exited, 0, worker.stderr());
+    const atStop = await enrollmentStatuses(db.url);
+    t.diagnostic(`stopped with ${sink.messages.length} delivered; enrollments ${JSON.stringify(atStop)}`);
+    assert.equal(atStop.processing, undefined, 'no claim left behind');
+    assert.ok((atStop.active ?? 0) > 0, 'stopped before the end');
+    assert.equal(sink.messages.length, atStop.completed, 'every delivered step recorded');
+
+    const second = cli.start(['worker', '--interval', '0.2']);
+    await waitUntil(async () => ((await enrollmentStatuses(db.url)).completed === emails.length ? true : undefined), 120_000, 'all completed');
+    second.proc.kill('SIGINT');
+    assert.equal(await second.exited, 0, second.stderr());
+    assert.deepEqual(await assertStepsOnce(db.url, emails, 1, sink), { sent: emails.length, interrupted: 0 });
+  });
 });

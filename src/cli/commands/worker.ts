@@ -14,8 +14,9 @@ interface Options {
 /**
  * `notify worker`: notify:process-drips and the next batch of every campaign being sent, again
  * and again, every --interval seconds (immediately again while a run was full). Any number of
- * workers may run against one PostgreSQL database. SIGTERM or SIGINT: the batch in hand is finished
- * and recorded, then the process exits 0. A failed round (database away) is logged and retried.
+ * workers may run against one PostgreSQL database. SIGTERM or SIGINT: the chunk of drips or the
+ * campaign batch in hand is delivered and recorded, nothing more is claimed, and the process exits 0.
+ * A failed round (database away) is logged and retried.
  */
 export function registerWorker(program: Command): void {
   program
@@ -58,9 +59,10 @@ export function registerWorker(program: Command): void {
 async function round(notify: Notify, signal: AbortSignal): Promise<boolean> {
   const ctx = notify.context;
   let more = false;
-  const drips = await runDrips(ctx);
+  const drips = await runDrips(ctx, { signal });
   if (drips.claimed + drips.reclaimed > 0) console.log(dripSummary(drips));
   if (drips.claimed >= ctx.config.batchSize) more = true;
+  if (signal.aborted) return false;
   for (const id of await ctx.store.campaigns.idsWithStatus('sending')) {
     if (signal.aborted) break;
     const r = await runCampaign(ctx, id);
