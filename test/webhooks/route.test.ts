@@ -25,16 +25,12 @@ async function eventsFor(notify: Notify, contactId: number) {
   return rows.map((r) => ({ type: r.type, send_id: r.send_id === null ? null : Number(r.send_id), campaign_id: r.campaign_id === null ? null : Number(r.campaign_id), metadata: parseJson(r.metadata) }));
 }
 
+/** An active enrollment through the public drips API (a sequence of its own per contact). */
 async function activeEnrollment(notify: Notify, contactId: number): Promise<number> {
-  const db = notify.context.store.db;
-  const now = notify.context.clock.now();
-  const seq = await db.insertInto('notify_sequences').values({ name: `s${contactId}-${now}`, created_at: now }).returning('id').executeTakeFirstOrThrow();
-  const row = await db
-    .insertInto('notify_enrollments')
-    .values({ sequence_id: Number(seq.id), contact_id: contactId, status: 'active', step_index: 0, next_send_at: now, attempts: 0, created_at: now, updated_at: now })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return Number(row.id);
+  const sequence = await notify.drips.createSequence({ name: `webhook-${contactId}`, steps: [{ delayMinutes: 60, subject: 'Later', text: 'later' }] });
+  const enrollment = await notify.drips.enroll({ contact: contactId, sequence: sequence.id });
+  assert.equal(enrollment.status, 'active');
+  return enrollment.id;
 }
 
 const enrollmentStatus = async (notify: Notify, id: number) =>
