@@ -3,8 +3,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import express from 'express';
+import Fastify from 'fastify';
 import { manualClock } from '../../src/core/clock.ts';
-import { keepRawBody, notifyExpress } from '../../src/index.ts';
+import { keepRawBody, notifyExpress, notifyFastify } from '../../src/index.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
 import { insertSend } from '../helpers/sends.ts';
 import { fakeFetch, sesBounce, sesComplaint, signedSns, TEST_NOW, TEST_TOPIC } from './helpers.ts';
@@ -16,7 +17,7 @@ async function listen(app: express.Express) {
   return { url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-forEachEngine('webhook behind Express body parsers', (h) => {
+forEachEngine('webhook behind framework body parsers', (h) => {
   const notify = useNotify(h, { webhookDriver: 'ses', snsTopicArns: [TEST_TOPIC], fetch: fakeFetch().fetch, clock: manualClock(TEST_NOW) });
 
   test('express.json() and express.text() mounted first: SNS (text/plain) and JSON bodies still verify', async () => {
@@ -58,5 +59,24 @@ forEachEngine('webhook behind Express body parsers', (h) => {
       await srv.close();
     }
     assert.equal((await notify().contacts.get(c.contactId))?.status, 'bounced');
+  });
+
+  test('Fastify with its JSON parser: the plugin hands the exact bytes on', async () => {
+    const c = await insertSend(notify());
+    const app = Fastify();
+    app.post('/api/echo', async (req) => ({ parsed: req.body }));
+    await app.register(notifyFastify(notify()));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const { port } = app.server.address() as AddressInfo;
+      const body = JSON.stringify(signedSns({ Type: 'Notification', Message: sesComplaint([(await notify().contacts.get(c.contactId))!.email]) }), null, 1);
+      const res = await fetch(`http://127.0.0.1:${port}/notify/webhook`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+      assert.equal(res.status, 200, await res.text());
+      const echo = await fetch(`http://127.0.0.1:${port}/api/echo`, { method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json' } });
+      assert.deepEqual(await echo.json(), { parsed: { a: 1 } });
+    } finally {
+      await app.close();
+    }
+    assert.equal((await notify().contacts.get(c.contactId))?.status, 'complained');
   });
 });
