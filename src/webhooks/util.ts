@@ -58,3 +58,9 @@ export function webhookRequestOf(request: IncomingWebhook): WebhookRequest | Pro
   }
   return pending;
 }
+
+/** Runs `fn` on the request now (a WebhookRequest: synchronous answer) or once a Request's body is read. */
+export function withRequest<T>(request: IncomingWebhook, fn: (r: WebhookRequest) => T): T | Promise<T> {
+  const r = webhookRequestOf(request);
+  return r instanceof Promise ? r.then(fn) : fn(r);
+}

@@ -230,5 +230,7 @@ describe('SesSnsWebhookDriver: SES events', () => {
     assert.equal(await driver.isSubscriptionConfirmation(request), false);
     assert.deepEqual((await driver.parseEvents(request)).map((e) => e.email), ['r@example.com']);
     assert.equal(await request.text(), body);
+    assert.ok(Array.isArray(driver.parseEvents(webhookRequest(body))), 'with the route\'s request the answer is synchronous');
+    assert.equal(driver.isSubscriptionConfirmation(webhookRequest(body)), false);
   });
 });

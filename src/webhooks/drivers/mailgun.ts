@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { NotifyError } from '../../errors.ts';
 import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, WebhookRequest } from '../contract.ts';
-import { addressOf, type IncomingWebhook, isRecord, jsonBody, safeEqual, str, webhookRequestOf } from '../util.ts';
+import { addressOf, type IncomingWebhook, isRecord, jsonBody, safeEqual, str, withRequest } from '../util.ts';
 
 export interface MailgunWebhookDriverOptions {
   /** the HTTP webhook signing key (Mailgun: Sending -> Webhooks) */
@@ -23,12 +23,15 @@ export class MailgunWebhookDriver implements WebhookDriverInterface {
     this.signingKey = options.signingKey;
   }
 
-  async verifySignature(incoming: IncomingWebhook): Promise<boolean> {
-    const request = await webhookRequestOf(incoming);
-    const sig = signatureOf(request);
-    if (!sig) return false;
-    const expected = createHmac('sha256', this.signingKey).update(sig.timestamp + sig.token).digest('hex');
-    return safeEqual(sig.signature.toLowerCase(), expected);
+  verifySignature(request: WebhookRequest): boolean;
+  verifySignature(request: Request): Promise<boolean>;
+  verifySignature(incoming: IncomingWebhook): boolean | Promise<boolean> {
+    return withRequest(incoming, (request) => {
+      const sig = signatureOf(request);
+      if (!sig) return false;
+      const expected = createHmac('sha256', this.signingKey).update(sig.timestamp + sig.token).digest('hex');
+      return safeEqual(sig.signature.toLowerCase(), expected);
+    });
   }
 
   isSubscriptionConfirmation(): boolean {
@@ -37,20 +40,23 @@ export class MailgunWebhookDriver implements WebhookDriverInterface {
 
   confirmSubscription(): void {}
 
-  async parseEvents(incoming: IncomingWebhook): Promise<ParsedWebhookEvent[]> {
-    const request = await webhookRequestOf(incoming);
-    const body = jsonBody(request);
-    const sig = signatureOf(request);
-    if (!isRecord(body) || !sig || !isRecord(body['event-data'])) return [];
-    const data = body['event-data'];
-    let type: WebhookEventType | undefined;
-    if (data.event === 'failed') type = data.severity === 'permanent' ? 'bounce' : data.severity === 'temporary' ? 'soft_bounce' : undefined;
-    else if (data.event === 'complained') type = 'complaint';
-    const email = addressOf(data.recipient);
-    if (!type || !email) return [];
-    const message = isRecord(data.message) ? data.message : {};
-    const headers = isRecord(message.headers) ? message.headers : {};
-    return [{ type, email, message_id: str(headers['message-id']) ?? '', id: `token:${sig.token}` }];
+  parseEvents(request: WebhookRequest): ParsedWebhookEvent[];
+  parseEvents(request: Request): Promise<ParsedWebhookEvent[]>;
+  parseEvents(incoming: IncomingWebhook): ParsedWebhookEvent[] | Promise<ParsedWebhookEvent[]> {
+    return withRequest(incoming, (request) => {
+      const body = jsonBody(request);
+      const sig = signatureOf(request);
+      if (!isRecord(body) || !sig || !isRecord(body['event-data'])) return [];
+      const data = body['event-data'];
+      let type: WebhookEventType | undefined;
+      if (data.event === 'failed') type = data.severity === 'permanent' ? 'bounce' : data.severity === 'temporary' ? 'soft_bounce' : undefined;
+      else if (data.event === 'complained') type = 'complaint';
+      const email = addressOf(data.recipient);
+      if (!type || !email) return [];
+      const message = isRecord(data.message) ? data.message : {};
+      const headers = isRecord(message.headers) ? message.headers : {};
+      return [{ type, email, message_id: str(headers['message-id']) ?? '', id: `token:${sig.token}` }];
+    });
   }
 }
 

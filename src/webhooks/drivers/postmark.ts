@@ -1,6 +1,6 @@
 import { NotifyError } from '../../errors.ts';
-import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, } from '../contract.ts';
-import { addressOf, type IncomingWebhook, isRecord, jsonBody, safeEqual, str, webhookRequestOf } from '../util.ts';
+import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, WebhookRequest } from '../contract.ts';
+import { addressOf, type IncomingWebhook, isRecord, jsonBody, safeEqual, str, withRequest } from '../util.ts';
 
 export interface PostmarkWebhookDriverOptions {
   /** the HTTP Basic user set in the webhook's settings (Postmark: Webhooks -> Basic auth credentials) */
@@ -29,10 +29,13 @@ export class PostmarkWebhookDriver implements WebhookDriverInterface {
     this.expected = `Basic ${Buffer.from(`${options.username}:${options.password}`, 'utf8').toString('base64')}`;
   }
 
-  async verifySignature(incoming: IncomingWebhook): Promise<boolean> {
-    const request = await webhookRequestOf(incoming);
-    const given = request.headers.get('authorization') ?? '';
-    return safeEqual(given.replace(/^basic /i, 'Basic '), this.expected);
+  verifySignature(request: WebhookRequest): boolean;
+  verifySignature(request: Request): Promise<boolean>;
+  verifySignature(incoming: IncomingWebhook): boolean | Promise<boolean> {
+    return withRequest(incoming, (request) => {
+      const given = request.headers.get('authorization') ?? '';
+      return safeEqual(given.replace(/^basic /i, 'Basic '), this.expected);
+    });
   }
 
   isSubscriptionConfirmation(): boolean {
@@ -41,18 +44,21 @@ export class PostmarkWebhookDriver implements WebhookDriverInterface {
 
   confirmSubscription(): void {}
 
-  async parseEvents(incoming: IncomingWebhook): Promise<ParsedWebhookEvent[]> {
-    const request = await webhookRequestOf(incoming);
-    const body = jsonBody(request);
-    if (!isRecord(body)) return [];
-    const record = str(body.RecordType);
-    const kind = str(body.Type);
-    let type: WebhookEventType | undefined;
-    if (record === 'SpamComplaint' || kind === 'SpamComplaint') type = 'complaint';
-    else if (record === 'Bounce' || record === undefined) type = kind && HARD.has(kind) ? 'bounce' : kind && SOFT.has(kind) ? 'soft_bounce' : undefined;
-    const email = addressOf(body.Email);
-    if (!type || !email) return [];
-    const id = typeof body.ID === 'number' || typeof body.ID === 'string' ? `${record ?? 'Bounce'}:${body.ID}` : undefined;
-    return [{ type, email, message_id: str(body.MessageID) ?? '', ...(id ? { id } : {}) }];
+  parseEvents(request: WebhookRequest): ParsedWebhookEvent[];
+  parseEvents(request: Request): Promise<ParsedWebhookEvent[]>;
+  parseEvents(incoming: IncomingWebhook): ParsedWebhookEvent[] | Promise<ParsedWebhookEvent[]> {
+    return withRequest(incoming, (request) => {
+      const body = jsonBody(request);
+      if (!isRecord(body)) return [];
+      const record = str(body.RecordType);
+      const kind = str(body.Type);
+      let type: WebhookEventType | undefined;
+      if (record === 'SpamComplaint' || kind === 'SpamComplaint') type = 'complaint';
+      else if (record === 'Bounce' || record === undefined) type = kind && HARD.has(kind) ? 'bounce' : kind && SOFT.has(kind) ? 'soft_bounce' : undefined;
+      const email = addressOf(body.Email);
+      if (!type || !email) return [];
+      const id = typeof body.ID === 'number' || typeof body.ID === 'string' ? `${record ?? 'Bounce'}:${body.ID}` : undefined;
+      return [{ type, email, message_id: str(body.MessageID) ?? '', ...(id ? { id } : {}) }];
+    });
   }
 }

@@ -1,7 +1,7 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { NotifyError } from '../../errors.ts';
-import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, } from '../contract.ts';
-import { addressOf, type IncomingWebhook, isRecord, jsonBody, str, webhookRequestOf } from '../util.ts';
+import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, WebhookRequest } from '../contract.ts';
+import { addressOf, type IncomingWebhook, isRecord, jsonBody, str, withRequest } from '../util.ts';
 
 export interface SendGridWebhookDriverOptions {
   /** the Signed Event Webhook's verification key: base64 (as SendGrid shows it) or PEM */
@@ -25,16 +25,19 @@ export class SendGridWebhookDriver implements WebhookDriverInterface {
     this.key = parseKey(options?.publicKey ?? '');
   }
 
-  async verifySignature(incoming: IncomingWebhook): Promise<boolean> {
-    const request = await webhookRequestOf(incoming);
-    const signature = request.headers.get(SIGNATURE) ?? '';
-    const timestamp = request.headers.get(TIMESTAMP) ?? '';
-    if (!/^[A-Za-z0-9+/]{20,200}={0,2}$/.test(signature) || !/^\d{1,12}$/.test(timestamp)) return false;
-    try {
-      return verify('sha256', Buffer.concat([Buffer.from(timestamp, 'utf8'), request.body]), this.key, Buffer.from(signature, 'base64'));
-    } catch {
-      return false;
-    }
+  verifySignature(request: WebhookRequest): boolean;
+  verifySignature(request: Request): Promise<boolean>;
+  verifySignature(incoming: IncomingWebhook): boolean | Promise<boolean> {
+    return withRequest(incoming, (request) => {
+      const signature = request.headers.get(SIGNATURE) ?? '';
+      const timestamp = request.headers.get(TIMESTAMP) ?? '';
+      if (!/^[A-Za-z0-9+/]{20,200}={0,2}$/.test(signature) || !/^\d{1,12}$/.test(timestamp)) return false;
+      try {
+        return verify('sha256', Buffer.concat([Buffer.from(timestamp, 'utf8'), request.body]), this.key, Buffer.from(signature, 'base64'));
+      } catch {
+        return false;
+      }
+    });
   }
 
   isSubscriptionConfirmation(): boolean {
@@ -43,22 +46,25 @@ export class SendGridWebhookDriver implements WebhookDriverInterface {
 
   confirmSubscription(): void {}
 
-  async parseEvents(incoming: IncomingWebhook): Promise<ParsedWebhookEvent[]> {
-    const request = await webhookRequestOf(incoming);
-    const body = jsonBody(request);
-    if (!Array.isArray(body)) return [];
-    const out: ParsedWebhookEvent[] = [];
-    for (const e of body.slice(0, 10_000)) {
-      if (!isRecord(e)) continue;
-      let type: WebhookEventType | undefined;
-      if (e.event === 'bounce') type = e.type === 'blocked' ? 'soft_bounce' : 'bounce';
-      else if (e.event === 'spamreport') type = 'complaint';
-      const email = addressOf(e.email);
-      if (!type || !email) continue;
-      const id = str(e.sg_event_id);
-      out.push({ type, email, message_id: str(e['smtp-id']) ?? str(e.sg_message_id) ?? '', ...(id ? { id } : {}) });
-    }
-    return out;
+  parseEvents(request: WebhookRequest): ParsedWebhookEvent[];
+  parseEvents(request: Request): Promise<ParsedWebhookEvent[]>;
+  parseEvents(incoming: IncomingWebhook): ParsedWebhookEvent[] | Promise<ParsedWebhookEvent[]> {
+    return withRequest(incoming, (request) => {
+      const body = jsonBody(request);
+      if (!Array.isArray(body)) return [];
+      const out: ParsedWebhookEvent[] = [];
+      for (const e of body.slice(0, 10_000)) {
+        if (!isRecord(e)) continue;
+        let type: WebhookEventType | undefined;
+        if (e.event === 'bounce') type = e.type === 'blocked' ? 'soft_bounce' : 'bounce';
+        else if (e.event === 'spamreport') type = 'complaint';
+        const email = addressOf(e.email);
+        if (!type || !email) continue;
+        const id = str(e.sg_event_id);
+        out.push({ type, email, message_id: str(e['smtp-id']) ?? str(e.sg_message_id) ?? '', ...(id ? { id } : {}) });
+      }
+      return out;
+    });
   }
 }
 

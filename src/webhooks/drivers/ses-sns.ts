@@ -4,7 +4,7 @@ import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookRequest } from 
 import { isTrustedCertUrl, SigningCertificates } from '../sns/certificates.ts';
 import { parseTopicArn, type SnsMessage, snsHost, snsMessage, stringToSign } from '../sns/message.ts';
 import { sesEvents } from '../sns/ses-events.ts';
-import { type IncomingWebhook, webhookRequestOf } from '../util.ts';
+import { type IncomingWebhook, webhookRequestOf, withRequest } from '../util.ts';
 
 export interface SesSnsWebhookDriverOptions {
   /** TopicArn allowlist, checked before confirming or processing; empty or absent = any topic */
@@ -75,8 +75,10 @@ export class SesSnsWebhookDriver implements WebhookDriverInterface {
     return ok || reject('signature does not match');
   }
 
-  async isSubscriptionConfirmation(request: IncomingWebhook): Promise<boolean> {
-    return snsMessage(await webhookRequestOf(request))?.Type === 'SubscriptionConfirmation';
+  isSubscriptionConfirmation(request: WebhookRequest): boolean;
+  isSubscriptionConfirmation(request: Request): Promise<boolean>;
+  isSubscriptionConfirmation(request: IncomingWebhook): boolean | Promise<boolean> {
+    return withRequest(request, (r) => snsMessage(r)?.Type === 'SubscriptionConfirmation');
   }
 
   async confirmSubscription(request: IncomingWebhook): Promise<void> {
@@ -95,9 +97,13 @@ export class SesSnsWebhookDriver implements WebhookDriverInterface {
     if (status !== 200) throw new NotifyError('WEBHOOK_DRIVER', `SNS subscription confirmation answered ${status}`, { topicArn: m.TopicArn, status });
   }
 
-  async parseEvents(request: IncomingWebhook): Promise<ParsedWebhookEvent[]> {
-    const m = snsMessage(await webhookRequestOf(request));
-    return m?.Type === 'Notification' ? sesEvents(m.Message, m.MessageId) : [];
+  parseEvents(request: WebhookRequest): ParsedWebhookEvent[];
+  parseEvents(request: Request): Promise<ParsedWebhookEvent[]>;
+  parseEvents(request: IncomingWebhook): ParsedWebhookEvent[] | Promise<ParsedWebhookEvent[]> {
+    return withRequest(request, (r) => {
+      const m = snsMessage(r);
+      return m?.Type === 'Notification' ? sesEvents(m.Message, m.MessageId) : [];
+    });
   }
 
   /** The envelope when it is one this driver may act on (before any network access). */
