@@ -49,7 +49,9 @@ test('header values: plain ASCII unchanged, anything else as encoded words that 
     fc.asyncProperty(fc.fullUnicodeString({ minLength: 1, maxLength: 120 }).filter((s) => !/[\r\n]/.test(s) && s.trim() === s && s.length > 0), async (subject) => {
       const raw = composeMime({ from: formatAddress('news@example.com', 'Zoë Ünïcode'), to: ['a@example.com'], subject, date: 0, messageId: '<x@example.com>', headers: {} }, 'text', undefined);
       const parsed = await simpleParser(raw);
-      assert.equal(parsed.subject, subject.replace(/\s+/g, ' '));
+      // plain ASCII goes out as typed and comes back exactly; encoded words may have runs of whitespace folded
+      if (/^[\x20-\x7e]*$/.test(subject)) assert.equal(parsed.subject, subject);
+      else assert.equal(parsed.subject?.replace(/\s+/g, ' '), subject.replace(/\s+/g, ' '));
       assert.equal(parsed.from?.value[0].name, 'Zoë Ünïcode');
       for (const line of lines(raw).slice(0, 8)) assert.ok(line.length <= 998);
     }),
