@@ -85,6 +85,11 @@ describe('SesSnsWebhookDriver: SigningCertURL', () => {
     REAL_CERT_URL.replace('sns.us-east-2.amazonaws.com', 'evil.com.amazonaws.com'),
     REAL_CERT_URL.replace('sns.us-east-2.amazonaws.com', 'sns.evil.com.amazonaws.com'),
     REAL_CERT_URL.replace('sns.us-east-2.amazonaws.com', 'evilsns.us-east-2.amazonaws.com'),
+    // S3 hosts: anyone can put a .pem in a bucket
+    REAL_CERT_URL.replace('sns.us-east-2.amazonaws.com', 's3.amazonaws.com'),
+    REAL_CERT_URL.replace('sns.us-east-2.amazonaws.com', 's3.us-east-2.amazonaws.com'),
+    REAL_CERT_URL.replace('sns.us-east-2.amazonaws.com', 'attacker-bucket.s3.us-east-2.amazonaws.com'),
+    REAL_CERT_URL.replace('https://sns.us-east-2.amazonaws.com', 'https://s3.amazonaws.com/attacker-bucket'),
     REAL_CERT_URL.replace('sns.us-east-2.amazonaws.com', 'sns.us-west-2.amazonaws.com'),
     REAL_CERT_URL.replace('sns.us-east-2.amazonaws.com', 'sns.us-east-2.amazonaws.com.cn'),
     REAL_CERT_URL.replace('sns.us-east-2.amazonaws.com', 'SNS.us-east-2.amazonaws.com'),
