@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { NotifyError } from '../../errors.ts';
-import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, WebhookRequest } from '../contract.ts';
-import { addressOf, type IncomingWebhook, isRecord, jsonBody, safeEqual, str, withRequest } from '../util.ts';
+import type { ParsedWebhookEvent, WebhookEventType, WebhookRequest } from '../contract.ts';
+import { addressOf, isRecord, jsonBody, safeEqual, str } from '../util.ts';
+import { ProviderWebhookDriver } from './provider-driver.ts';
 
 export interface MailgunWebhookDriverOptions {
   /** the HTTP webhook signing key (Mailgun: Sending -> Webhooks) */
@@ -14,49 +15,36 @@ export interface MailgunWebhookDriverOptions {
  * once. `failed` with severity permanent is a `bounce`, temporary a `soft_bounce`; `complained`
  * is a `complaint`.
  */
-export class MailgunWebhookDriver implements WebhookDriverInterface {
+export class MailgunWebhookDriver extends ProviderWebhookDriver {
   readonly name = 'mailgun';
   private readonly signingKey: string;
 
   constructor(options: MailgunWebhookDriverOptions) {
+    super();
     if (!options?.signingKey) throw new NotifyError('CONFIG_INVALID', "Option 'mailgunWebhookSigningKey' must be set for webhookDriver 'mailgun'", { option: 'mailgunWebhookSigningKey' });
     this.signingKey = options.signingKey;
   }
 
-  verifySignature(request: WebhookRequest): boolean;
-  verifySignature(request: Request): Promise<boolean>;
-  verifySignature(incoming: IncomingWebhook): boolean | Promise<boolean> {
-    return withRequest(incoming, (request) => {
-      const sig = signatureOf(request);
-      if (!sig) return false;
-      const expected = createHmac('sha256', this.signingKey).update(sig.timestamp + sig.token).digest('hex');
-      return safeEqual(sig.signature.toLowerCase(), expected);
-    });
+  protected verify(request: WebhookRequest): boolean {
+    const sig = signatureOf(request);
+    if (!sig) return false;
+    const expected = createHmac('sha256', this.signingKey).update(sig.timestamp + sig.token).digest('hex');
+    return safeEqual(sig.signature.toLowerCase(), expected);
   }
 
-  isSubscriptionConfirmation(): boolean {
-    return false;
-  }
-
-  confirmSubscription(): void {}
-
-  parseEvents(request: WebhookRequest): ParsedWebhookEvent[];
-  parseEvents(request: Request): Promise<ParsedWebhookEvent[]>;
-  parseEvents(incoming: IncomingWebhook): ParsedWebhookEvent[] | Promise<ParsedWebhookEvent[]> {
-    return withRequest(incoming, (request) => {
-      const body = jsonBody(request);
-      const sig = signatureOf(request);
-      if (!isRecord(body) || !sig || !isRecord(body['event-data'])) return [];
-      const data = body['event-data'];
-      let type: WebhookEventType | undefined;
-      if (data.event === 'failed') type = data.severity === 'permanent' ? 'bounce' : data.severity === 'temporary' ? 'soft_bounce' : undefined;
-      else if (data.event === 'complained') type = 'complaint';
-      const email = addressOf(data.recipient);
-      if (!type || !email) return [];
-      const message = isRecord(data.message) ? data.message : {};
-      const headers = isRecord(message.headers) ? message.headers : {};
-      return [{ type, email, message_id: str(headers['message-id']) ?? '', id: `token:${sig.token}` }];
-    });
+  protected events(request: WebhookRequest): ParsedWebhookEvent[] {
+    const body = jsonBody(request);
+    const sig = signatureOf(request);
+    if (!isRecord(body) || !sig || !isRecord(body['event-data'])) return [];
+    const data = body['event-data'];
+    let type: WebhookEventType | undefined;
+    if (data.event === 'failed') type = data.severity === 'permanent' ? 'bounce' : data.severity === 'temporary' ? 'soft_bounce' : undefined;
+    else if (data.event === 'complained') type = 'complaint';
+    const email = addressOf(data.recipient);
+    if (!type || !email) return [];
+    const message = isRecord(data.message) ? data.message : {};
+    const headers = isRecord(message.headers) ? message.headers : {};
+    return [{ type, email, message_id: str(headers['message-id']) ?? '', id: `token:${sig.token}` }];
   }
 }
 

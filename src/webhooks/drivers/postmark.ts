@@ -1,6 +1,7 @@
 import { NotifyError } from '../../errors.ts';
-import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, WebhookRequest } from '../contract.ts';
-import { addressOf, type IncomingWebhook, isRecord, jsonBody, safeEqual, str, withRequest } from '../util.ts';
+import type { ParsedWebhookEvent, WebhookEventType, WebhookRequest } from '../contract.ts';
+import { addressOf, isRecord, jsonBody, safeEqual, str } from '../util.ts';
+import { ProviderWebhookDriver } from './provider-driver.ts';
 
 export interface PostmarkWebhookDriverOptions {
   /** the HTTP Basic user set in the webhook's settings (Postmark: Webhooks -> Basic auth credentials) */
@@ -18,47 +19,34 @@ const SOFT = new Set(['Transient', 'SoftBounce', 'DnsError', 'Blocked', 'Unknown
  * HardBounce and BadEmailAddress are `bounce`; Transient, SoftBounce, DnsError, Blocked and
  * Unknown are `soft_bounce`; SpamComplaint is `complaint`; other record types are left out.
  */
-export class PostmarkWebhookDriver implements WebhookDriverInterface {
+export class PostmarkWebhookDriver extends ProviderWebhookDriver {
   readonly name = 'postmark';
   private readonly expected: string;
 
   constructor(options: PostmarkWebhookDriverOptions) {
+    super();
     if (!options?.username || !options.password || options.username.includes(':')) {
       throw new NotifyError('CONFIG_INVALID', "Option 'postmarkWebhookUsername' and 'postmarkWebhookPassword' must be set (no ':' in the user) for webhookDriver 'postmark'", { option: 'postmarkWebhookUsername' });
     }
     this.expected = `Basic ${Buffer.from(`${options.username}:${options.password}`, 'utf8').toString('base64')}`;
   }
 
-  verifySignature(request: WebhookRequest): boolean;
-  verifySignature(request: Request): Promise<boolean>;
-  verifySignature(incoming: IncomingWebhook): boolean | Promise<boolean> {
-    return withRequest(incoming, (request) => {
-      const given = request.headers.get('authorization') ?? '';
-      return safeEqual(given.replace(/^basic /i, 'Basic '), this.expected);
-    });
+  protected verify(request: WebhookRequest): boolean {
+    const given = request.headers.get('authorization') ?? '';
+    return safeEqual(given.replace(/^basic /i, 'Basic '), this.expected);
   }
 
-  isSubscriptionConfirmation(): boolean {
-    return false;
-  }
-
-  confirmSubscription(): void {}
-
-  parseEvents(request: WebhookRequest): ParsedWebhookEvent[];
-  parseEvents(request: Request): Promise<ParsedWebhookEvent[]>;
-  parseEvents(incoming: IncomingWebhook): ParsedWebhookEvent[] | Promise<ParsedWebhookEvent[]> {
-    return withRequest(incoming, (request) => {
-      const body = jsonBody(request);
-      if (!isRecord(body)) return [];
-      const record = str(body.RecordType);
-      const kind = str(body.Type);
-      let type: WebhookEventType | undefined;
-      if (record === 'SpamComplaint' || kind === 'SpamComplaint') type = 'complaint';
-      else if (record === 'Bounce' || record === undefined) type = kind && HARD.has(kind) ? 'bounce' : kind && SOFT.has(kind) ? 'soft_bounce' : undefined;
-      const email = addressOf(body.Email);
-      if (!type || !email) return [];
-      const id = typeof body.ID === 'number' || typeof body.ID === 'string' ? `${record ?? 'Bounce'}:${body.ID}` : undefined;
-      return [{ type, email, message_id: str(body.MessageID) ?? '', ...(id ? { id } : {}) }];
-    });
+  protected events(request: WebhookRequest): ParsedWebhookEvent[] {
+    const body = jsonBody(request);
+    if (!isRecord(body)) return [];
+    const record = str(body.RecordType);
+    const kind = str(body.Type);
+    let type: WebhookEventType | undefined;
+    if (record === 'SpamComplaint' || kind === 'SpamComplaint') type = 'complaint';
+    else if (record === 'Bounce' || record === undefined) type = kind && HARD.has(kind) ? 'bounce' : kind && SOFT.has(kind) ? 'soft_bounce' : undefined;
+    const email = addressOf(body.Email);
+    if (!type || !email) return [];
+    const id = typeof body.ID === 'number' || typeof body.ID === 'string' ? `${record ?? 'Bounce'}:${body.ID}` : undefined;
+    return [{ type, email, message_id: str(body.MessageID) ?? '', ...(id ? { id } : {}) }];
   }
 }

@@ -1,7 +1,8 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { NotifyError } from '../../errors.ts';
-import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, WebhookRequest } from '../contract.ts';
-import { addressOf, type IncomingWebhook, isRecord, jsonBody, str, withRequest } from '../util.ts';
+import type { ParsedWebhookEvent, WebhookEventType, WebhookRequest } from '../contract.ts';
+import { addressOf, isRecord, jsonBody, str } from '../util.ts';
+import { ProviderWebhookDriver } from './provider-driver.ts';
 
 export interface SendGridWebhookDriverOptions {
   /** the Signed Event Webhook's verification key: base64 (as SendGrid shows it) or PEM */
@@ -17,54 +18,41 @@ const TIMESTAMP = 'x-twilio-email-event-webhook-timestamp';
  * `bounce` (its `blocked` type a `soft_bounce`), `spamreport` a `complaint`; each event's
  * sg_event_id makes a redelivered batch apply once.
  */
-export class SendGridWebhookDriver implements WebhookDriverInterface {
+export class SendGridWebhookDriver extends ProviderWebhookDriver {
   readonly name = 'sendgrid';
   private readonly key: KeyObject;
 
   constructor(options: SendGridWebhookDriverOptions) {
+    super();
     this.key = parseKey(options?.publicKey ?? '');
   }
 
-  verifySignature(request: WebhookRequest): boolean;
-  verifySignature(request: Request): Promise<boolean>;
-  verifySignature(incoming: IncomingWebhook): boolean | Promise<boolean> {
-    return withRequest(incoming, (request) => {
-      const signature = request.headers.get(SIGNATURE) ?? '';
-      const timestamp = request.headers.get(TIMESTAMP) ?? '';
-      if (!/^[A-Za-z0-9+/]{20,200}={0,2}$/.test(signature) || !/^\d{1,12}$/.test(timestamp)) return false;
-      try {
-        return verify('sha256', Buffer.concat([Buffer.from(timestamp, 'utf8'), request.body]), this.key, Buffer.from(signature, 'base64'));
-      } catch {
-        return false;
-      }
-    });
+  protected verify(request: WebhookRequest): boolean {
+    const signature = request.headers.get(SIGNATURE) ?? '';
+    const timestamp = request.headers.get(TIMESTAMP) ?? '';
+    if (!/^[A-Za-z0-9+/]{20,200}={0,2}$/.test(signature) || !/^\d{1,12}$/.test(timestamp)) return false;
+    try {
+      return verify('sha256', Buffer.concat([Buffer.from(timestamp, 'utf8'), request.body]), this.key, Buffer.from(signature, 'base64'));
+    } catch {
+      return false;
+    }
   }
 
-  isSubscriptionConfirmation(): boolean {
-    return false;
-  }
-
-  confirmSubscription(): void {}
-
-  parseEvents(request: WebhookRequest): ParsedWebhookEvent[];
-  parseEvents(request: Request): Promise<ParsedWebhookEvent[]>;
-  parseEvents(incoming: IncomingWebhook): ParsedWebhookEvent[] | Promise<ParsedWebhookEvent[]> {
-    return withRequest(incoming, (request) => {
-      const body = jsonBody(request);
-      if (!Array.isArray(body)) return [];
-      const out: ParsedWebhookEvent[] = [];
-      for (const e of body.slice(0, 10_000)) {
-        if (!isRecord(e)) continue;
-        let type: WebhookEventType | undefined;
-        if (e.event === 'bounce') type = e.type === 'blocked' ? 'soft_bounce' : 'bounce';
-        else if (e.event === 'spamreport') type = 'complaint';
-        const email = addressOf(e.email);
-        if (!type || !email) continue;
-        const id = str(e.sg_event_id);
-        out.push({ type, email, message_id: str(e['smtp-id']) ?? str(e.sg_message_id) ?? '', ...(id ? { id } : {}) });
-      }
-      return out;
-    });
+  protected events(request: WebhookRequest): ParsedWebhookEvent[] {
+    const body = jsonBody(request);
+    if (!Array.isArray(body)) return [];
+    const out: ParsedWebhookEvent[] = [];
+    for (const e of body.slice(0, 10_000)) {
+      if (!isRecord(e)) continue;
+      let type: WebhookEventType | undefined;
+      if (e.event === 'bounce') type = e.type === 'blocked' ? 'soft_bounce' : 'bounce';
+      else if (e.event === 'spamreport') type = 'complaint';
+      const email = addressOf(e.email);
+      if (!type || !email) continue;
+      const id = str(e.sg_event_id);
+      out.push({ type, email, message_id: str(e['smtp-id']) ?? str(e.sg_message_id) ?? '', ...(id ? { id } : {}) });
+    }
+    return out;
   }
 }
 

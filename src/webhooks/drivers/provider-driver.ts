@@ -1,0 +1,32 @@
+import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookRequest } from '../contract.ts';
+import { type IncomingWebhook, withRequest } from '../util.ts';
+
+/**
+ * What the providers that simply POST authenticated event batches (Postmark, SendGrid, Mailgun)
+ * share: no subscription handshake, and both the route's WebhookRequest (answered synchronously)
+ * and a web-standard Request (answered once its body is read) accepted. A subclass says how one
+ * WebhookRequest is verified and what events it carries.
+ */
+export abstract class ProviderWebhookDriver implements WebhookDriverInterface {
+  abstract readonly name: string;
+  protected abstract verify(request: WebhookRequest): boolean;
+  protected abstract events(request: WebhookRequest): ParsedWebhookEvent[];
+
+  verifySignature(request: WebhookRequest): boolean;
+  verifySignature(request: Request): Promise<boolean>;
+  verifySignature(incoming: IncomingWebhook): boolean | Promise<boolean> {
+    return withRequest(incoming, (request) => this.verify(request));
+  }
+
+  isSubscriptionConfirmation(): boolean {
+    return false;
+  }
+
+  confirmSubscription(): void {}
+
+  parseEvents(request: WebhookRequest): ParsedWebhookEvent[];
+  parseEvents(request: Request): Promise<ParsedWebhookEvent[]>;
+  parseEvents(incoming: IncomingWebhook): ParsedWebhookEvent[] | Promise<ParsedWebhookEvent[]> {
+    return withRequest(incoming, (request) => this.events(request));
+  }
+}
