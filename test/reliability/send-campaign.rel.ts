@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
+import { describe, test } from 'node:test';
 import { ageSendingRows, assertExactlyOnceOrFailed, campaignStatus, seedCampaign, sendStatuses } from './helpers/campaign.ts';
-import { freshPgSchema, NO_PG, viaPort } from './helpers/pg.ts';
-import { CliEnv, waitUntil } from './helpers/processes.ts';
+import { NO_PG, viaPort } from './helpers/pg.ts';
+import { type CliEnv, waitUntil } from './helpers/processes.ts';
+import { useCliRig } from './helpers/rig.ts';
 import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 
 /**
@@ -11,84 +11,65 @@ import { startTcpProxy } from '../helpers/tcp-proxy.ts';
  * this process: killed mid-batch, eight at once, and with the database taken away mid-run.
  */
 describe('notify:send-campaign under crashes, concurrency and a lost database', { skip: NO_PG, timeout: 240_000 }, () => {
-  let sink: SmtpSink;
-  let db: ReturnType<typeof freshPgSchema>;
-  const envs: CliEnv[] = [];
-  const cliFor = (database: string, extra: Record<string, unknown> = {}) => {
-    const env = new CliEnv({ database, mailer: sink.url, fromEmail: 'news@example.com', baseUrl: 'http://127.0.0.1', ...extra });
-    envs.push(env);
-    return env;
-  };
-  before(async () => {
-    sink = await startSmtpSink({ parse: false });
-  });
-  after(() => sink.close());
-  beforeEach(() => {
-    sink.messages.length = 0;
-    db = freshPgSchema();
-  });
-  afterEach(async () => {
-    for (const e of envs.splice(0)) e.cleanup();
-    await db.drop();
-  });
+  const rig = useCliRig();
 
   /** runs the command until the campaign is marked sent (each run sends at most batchSize) */
   async function runUntilSent(cli: CliEnv, campaignId: number, maxRuns = 20) {
     for (let i = 0; i < maxRuns; i++) {
       const r = await cli.run(['notify:send-campaign', String(campaignId)], 120_000);
       assert.equal(r.code, 0, `run ${i + 1} exit code; stderr: ${r.stderr}`);
-      if ((await campaignStatus(db.url, campaignId)) === 'sent') return i + 1;
+      if ((await campaignStatus(rig.db.url, campaignId)) === 'sent') return i + 1;
     }
     throw new Error(`campaign not sent after ${maxRuns} runs`);
   }
 
   async function killedMidBatch(cli: CliEnv, campaignId: number, then: () => Promise<void>) {
     const run = cli.start(['notify:send-campaign', String(campaignId)]);
-    const started = await waitUntil(() => (sink.messages.length >= 300 ? 'sending' : run.proc.exitCode !== null ? `exited ${run.proc.exitCode}: ${run.stderr()}` : undefined), 60_000, '300 messages in the sink');
+    const started = await waitUntil(() => (rig.sink.messages.length >= 300 ? 'sending' : run.proc.exitCode !== null ? `exited ${run.proc.exitCode}: ${run.stderr()}` : undefined), 60_000, '300 messages in the rig.sink');
     assert.equal(started, 'sending');
     await then();
     return run;
   }
 
   test('kill -9 mid-batch, then reruns: every contact has exactly one message or one recorded failure', async (t) => {
-    const { campaignId, emails } = await seedCampaign(db.url, 1200);
-    const cli = cliFor(db.url, { batchSize: 1200 });
+    const { campaignId, emails } = await seedCampaign(rig.db.url, 1200);
+    const cli = rig.cliFor({ batchSize: 1200 });
     const run = await killedMidBatch(cli, campaignId, async () => {});
     run.proc.kill('SIGKILL');
     await run.exited;
-    const atKill = sink.messages.length;
-    const atKillRows = await sendStatuses(db.url, campaignId);
+    const atKill = rig.sink.messages.length;
+    const atKillRows = await sendStatuses(rig.db.url, campaignId);
     t.diagnostic(`killed with ${atKill} delivered; rows ${JSON.stringify(atKillRows)}`);
 
     await runUntilSent(cli, campaignId);
     // rows the killed run left `sending` are neither resent nor forgotten: once stale they become failed
-    const aged = await ageSendingRows(db.url, campaignId, 31);
+    const aged = await ageSendingRows(rig.db.url, campaignId, 31);
     await cli.run(['notify:send-campaign', String(campaignId)]);
-    const final = await sendStatuses(db.url, campaignId);
+    const final = await sendStatuses(rig.db.url, campaignId);
     t.diagnostic(`${aged} rows were in flight at the kill; rows after reruns ${JSON.stringify(final)}`);
-    const r = await assertExactlyOnceOrFailed(db.url, campaignId, emails, sink);
+    const r = await assertExactlyOnceOrFailed(rig.db.url, campaignId, emails, rig.sink);
     assert.equal(r.failed, aged, 'exactly the in-flight rows are failed (interrupted)');
   });
 
   test('8 concurrent send-campaign processes on one PostgreSQL: zero duplicates, everyone once', async (t) => {
-    const { campaignId, emails } = await seedCampaign(db.url, 1600);
-    const cli = cliFor(db.url, { batchSize: 250 });
+    const { campaignId, emails } = await seedCampaign(rig.db.url, 1600);
+    const cli = rig.cliFor({ batchSize: 250 });
     const started = Date.now();
     const runs = await Promise.all(Array.from({ length: 8 }, () => cli.run(['notify:send-campaign', String(campaignId)], 120_000)));
     for (const r of runs) assert.equal(r.code, 0, r.stderr);
-    if ((await campaignStatus(db.url, campaignId)) !== 'sent') await runUntilSent(cli, campaignId);
+    if ((await campaignStatus(rig.db.url, campaignId)) !== 'sent') await runUntilSent(cli, campaignId);
     t.diagnostic(`8 processes x batchSize 250 sent 1600 in ${Date.now() - started} ms`);
-    const r = await assertExactlyOnceOrFailed(db.url, campaignId, emails, sink);
+    const r = await assertExactlyOnceOrFailed(rig.db.url, campaignId, emails, rig.sink);
     assert.equal(r.sent, emails.length, 'all sent');
-    assert.equal(sink.messages.length, emails.length, 'one message each');
+    assert.equal(rig.sink.messages.length, emails.length, 'one message each');
   });
 
   test('PostgreSQL lost mid-run: a clear error, no corrupt state, and the rerun finishes the job', async (t) => {
-    const { campaignId, emails } = await seedCampaign(db.url, 1200);
-    const target = new URL(db.url);
+    const { campaignId, emails } = await seedCampaign(rig.db.url, 1200);
+    const target = new URL(rig.db.url);
     const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
     try {
-      const cli = cliFor(viaPort(db.url, proxy.port), { batchSize: 1200 });
+      const cli = rig.cliFor({ batchSize: 1200 }, viaPort(rig.db.url, proxy.port));
       const run = await killedMidBatch(cli, campaignId, () => proxy.cut());
       const timer = setTimeout(() => run.proc.kill('SIGKILL'), 60_000);
       const code = await run.exited;
@@ -106,9 +87,9 @@ describe('notify:send-campaign under crashes, concurrency and a lost database', 
 
       await proxy.restore();
       await runUntilSent(cli, campaignId);
-      await ageSendingRows(db.url, campaignId, 31);
+      await ageSendingRows(rig.db.url, campaignId, 31);
       await cli.run(['notify:send-campaign', String(campaignId)]);
-      const r = await assertExactlyOnceOrFailed(db.url, campaignId, emails, sink);
+      const r = await assertExactlyOnceOrFailed(rig.db.url, campaignId, emails, rig.sink);
       t.diagnostic(`after restore: ${r.sent} sent, ${r.failed} failed (in flight when the database went away)`);
     } finally {
       await proxy.close();
