@@ -30,6 +30,15 @@ for (const engine of ENGINES) {
       return w.notify.drips.enroll({ contact: email, sequence: name });
     };
     const get = async (w: DripWorld, e: Enrollment) => (await w.notify.drips.getEnrollment(e.id))!;
+    /** what a run that crashed after writing the first step's send row leaves: the claim and the row, `sending` */
+    const claimFirstStep = async (w: DripWorld, e: Enrollment) => {
+      const store = w.notify.context.store;
+      w.clock.advance(minutes(10));
+      const [claimed] = await store.enrollments.claimDue(w.clock.now(), 10, newToken());
+      const seq = (await w.notify.drips.getSequence(claimed.sequence_id))!;
+      const [row] = await store.sends.claimSteps([{ token: newToken(), enrollment_id: e.id, step_id: seq.steps[0].id, step_index: 0, contact_id: e.contact_id, to_email: 'ann@example.com', subject: 'x', status: 'sending' }], w.clock.now());
+      return row;
+    };
     const rows = (w: DripWorld, enrollmentId: number) => w.notify.context.store.db.selectFrom('notify_sends').selectAll().where('enrollment_id', '=', enrollmentId).orderBy('step_index').execute();
 
     test('not due, then due: one message through the campaign pipeline, the send row keyed by enrollment and step, the next step scheduled from now', async (t) => {
@@ -173,11 +182,7 @@ for (const engine of ENGINES) {
     test('crash after the send row was written but before delivery: failed/interrupted, not resent, the sequence continues', async (t) => {
       const w = await world(t);
       const e = await enrolled(w);
-      const store = w.notify.context.store;
-      w.clock.advance(minutes(10));
-      const [claimed] = await store.enrollments.claimDue(w.clock.now(), 10, newToken());
-      const seq = (await w.notify.drips.getSequence(claimed.sequence_id))!;
-      await store.sends.claimSteps([{ token: newToken(), enrollment_id: e.id, step_id: seq.steps[0].id, step_index: 0, contact_id: e.contact_id, to_email: 'ann@example.com', subject: 'x', status: 'sending' }], w.clock.now());
+      await claimFirstStep(w, e);
       w.clock.advance(minutes(31));
       const r = await runDrips(w.notify.context);
       assert.deepEqual({ sent: r.sent, reclaimed: r.reclaimed, interrupted: r.interrupted }, { sent: 0, reclaimed: 1, interrupted: 1 });
@@ -191,11 +196,8 @@ for (const engine of ENGINES) {
     test('crash after delivery but before the enrollment moved: the reclaimed step only advances', async (t) => {
       const w = await world(t);
       const e = await enrolled(w);
+      const row = await claimFirstStep(w, e);
       const store = w.notify.context.store;
-      w.clock.advance(minutes(10));
-      const [claimed] = await store.enrollments.claimDue(w.clock.now(), 10, newToken());
-      const seq = (await w.notify.drips.getSequence(claimed.sequence_id))!;
-      const [row] = await store.sends.claimSteps([{ token: newToken(), enrollment_id: e.id, step_id: seq.steps[0].id, step_index: 0, contact_id: e.contact_id, to_email: 'ann@example.com', subject: 'x', status: 'sending' }], w.clock.now());
       await store.sends.finish([{ id: row.id, status: 'sent', message_id: '<m@x>' }], w.clock.now());
       w.clock.advance(minutes(31));
       const r = await runDrips(w.notify.context);

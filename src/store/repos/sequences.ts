@@ -3,15 +3,8 @@ import type { Sequence, Step } from '../../core/types.ts';
 import { toDate } from '../rows.ts';
 import type { Database, StepsTable } from '../schema.ts';
 
-export interface NewStep {
-  delay_minutes: number;
-  subject: string;
-  html: string | null;
-  markdown: string | null;
-  markdown_file: string | null;
-  text: string | null;
-  layout: string | null;
-}
+/** a step as written: its id, sequence and position come from the insert */
+export type NewStep = Omit<Step, 'id' | 'sequence_id' | 'position'>;
 
 export interface SequencesRepo {
   /** the sequence and its steps in one transaction; a taken name is a unique violation */
