@@ -9,8 +9,8 @@ import type { Campaign, CampaignRunResult } from './types.ts';
 export interface CampaignInput extends ContentInput {
   subject: string;
   name?: string | null;
-  /** layout view name; default: defaultLayout */
-  layout?: string | null;
+  /** layout view name; default: defaultLayout; false: none */
+  layout?: string | false | null;
   /** list name; omitted = every contact */
   list?: string | null;
   fromName?: string | null;

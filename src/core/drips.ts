@@ -11,8 +11,8 @@ export interface StepInput extends ContentInput {
   /** minutes after the previous step was sent; for the first step, after enrollment */
   delayMinutes: number;
   subject: string;
-  /** layout view name; default: defaultLayout */
-  layout?: string | null;
+  /** layout view name; default: defaultLayout; false: none */
+  layout?: string | false | null;
 }
 
 export interface SequenceInput {
@@ -98,7 +98,7 @@ function validateSequence(ctx: Context, input: SequenceInput): { name: string; s
     if (typeof delay !== 'number' || !Number.isInteger(delay) || delay < 0 || delay > MAX_DELAY) {
       throw new NotifyError('INVALID_INPUT', `${field}delayMinutes must be a whole number of minutes from 0 to ${MAX_DELAY}`, { field: `${field}delayMinutes` });
     }
-    let checked: { subject: string; layout: string | null };
+    let checked: ReturnType<typeof checkMessage>;
     try {
       checked = checkMessage(ctx, step, field);
     } catch (err) {

@@ -14,13 +14,13 @@ export const optionalString = (v: unknown, field: string, max: number): string |
 /**
  * The checks a stored message (a campaign, a drip step) gets when it is created, so a broken one
  * fails then and not at its first send: subject, exactly one body, the markdown file and layout
- * exist, Liquid parses. Returns the checked subject and layout name.
+ * exist, Liquid parses. Returns the checked subject and layout (a name, false for none, null for the default).
  */
-export function checkMessage(ctx: Pick<Context, 'config'>, input: ContentInput & { subject: unknown; layout?: unknown }, field = ''): { subject: string; layout: string | null } {
+export function checkMessage(ctx: Pick<Context, 'config'>, input: ContentInput & { subject: unknown; layout?: unknown }, field = ''): { subject: string; layout: string | false | null } {
   const subject = checkSubject(input.subject);
   checkContent(input);
   if (input.markdownFile) resolveMarkdownFile(input.markdownFile, ctx.config.markdownPath);
-  const layout = optionalString(input.layout, `${field}layout`, 200);
+  const layout = input.layout === false ? false : optionalString(input.layout, `${field}layout`, 200);
   if (layout && !/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/.test(layout)) throw new NotifyError('INVALID_INPUT', `Invalid ${field}layout name ${JSON.stringify(layout)}`, { field: `${field}layout` });
   // a misspelt layout fails now, like a missing markdownFile, not at the first send
   if (layout) readLayout(layout, ctx.config.viewsPath);

@@ -85,7 +85,8 @@ export interface Campaign {
   markdown: string | null;
   markdown_file: string | null;
   text: string | null;
-  layout: string | null;
+  /** layout view name; null = defaultLayout; false = none */
+  layout: string | false | null;
   /** list name; null = every contact */
   list: string | null;
   from_name: string | null;
@@ -123,7 +124,8 @@ export interface Step {
   markdown: string | null;
   markdown_file: string | null;
   text: string | null;
-  layout: string | null;
+  /** layout view name; null = defaultLayout; false = none */
+  layout: string | false | null;
 }
 
 export interface Sequence {

@@ -3,10 +3,10 @@ import juice from 'juice';
 import type { Liquid, Template } from 'liquidjs';
 import { marked } from 'marked';
 import { NotifyError } from '../errors.ts';
-import { readLayout } from './layout.ts';
-import { createBodyEngine, createPlainEngine, parse, renderSync, slotify, templateError } from './liquid.ts';
+import { isWholeDocument, layoutName, readLayout } from './layout.ts';
+import { createBodyEngine, createPlainEngine, parse, RECIPIENT_ROOTS, renderSync, slotify, templateError } from './liquid.ts';
 import { type BodySource, type ContentInput, resolveContent } from './source.ts';
-import { ensurePixel, LinkCollector, markHtml, markText, normalizePlaceholders, type Part, PIXEL_PLACEHOLDER, split } from './tracking.ts';
+import { LinkCollector, markHtml, markText, normalizePlaceholders, type Part, PIXEL_PLACEHOLDER, placePixel, split } from './tracking.ts';
 
 /** What one compiled message (a campaign, a drip step, a one-off) is made of. */
 export interface MessageTemplate extends ContentInput {
@@ -28,6 +28,8 @@ export interface Slot {
   tpl: Template[];
   /** rendered by the plain (unescaped) engine: a slot of an explicit text part */
   plain: boolean;
+  /** a layout's bare `{{ subject }}`: the recipient's subject, escaped, with no render of its own */
+  subject?: boolean;
 }
 
 export interface CompiledMessage {
@@ -64,6 +66,8 @@ export interface RenderEnv {
 }
 
 const VARIANT_CACHE = 256;
+const LAYOUT_ROOTS: ReadonlySet<string> = new Set([...RECIPIENT_ROOTS, 'subject']);
+const BARE_SUBJECT = /^\{\{\s*subject\s*\}\}$/;
 
 export function createEngines(): Engines {
   return { body: createBodyEngine(), plain: createPlainEngine() };
@@ -81,9 +85,12 @@ export async function compileMessage(env: RenderEnv, scope: string, tpl: Message
   const slots: Slot[] = [];
   const bodySlots = slotify(engines.body, body.source, 0, body.file);
   slots.push(...bodySlots.slots.map((t) => ({ tpl: t, plain: false })));
-  const layout = body.kind === 'text' || tpl.layout === false ? null : readLayout(tpl.layout || env.defaultLayout, env.viewsPath, env.cwd);
-  const layoutSlots = layout ? slotify(engines.body, layout.source, slots.length, layout.file) : null;
-  if (layoutSlots) slots.push(...layoutSlots.slots.map((t) => ({ tpl: t, plain: false })));
+  const name = layoutName(tpl.layout, env.defaultLayout);
+  const layout = body.kind === 'text' || name === null ? null : readLayout(name, env.viewsPath, env.cwd);
+  // a personalised subject makes the layout's {{ subject }} (its <title>) a per-recipient value too
+  const layoutRoots = typeof subject === 'string' ? RECIPIENT_ROOTS : LAYOUT_ROOTS;
+  const layoutSlots = layout ? slotify(engines.body, layout.source, slots.length, layout.file, layoutRoots) : null;
+  if (layoutSlots) slots.push(...layoutSlots.slots.map((t, i) => ({ tpl: t, plain: false, subject: BARE_SUBJECT.test(layoutSlots.outputs[i]) })));
   const textSlots = body.text !== null ? slotify(engines.plain, body.text, slots.length) : null;
   if (textSlots) slots.push(...textSlots.slots.map((t) => ({ tpl: t, plain: true })));
   if (layoutSlots?.perRecipientMarkup || textSlots?.perRecipientMarkup) {
@@ -146,8 +153,8 @@ async function buildVariant(
   }
   let html = body.kind === 'markdown' ? (marked.parse(renderedBody, { async: false, gfm: true }) as string) : renderedBody;
   html = normalizePlaceholders(html);
-  if (layout) html = normalizePlaceholders(layout(html));
-  html = inlineCss(ensurePixel(html));
+  const wrap = layout && !isWholeDocument(html) ? (content: string) => normalizePlaceholders(layout(content)) : null;
+  html = inlineCss(placePixel(html, wrap));
   const text = explicitText ?? htmlToText(html);
   const markedHtml = markHtml(html, links);
   const markedText = markText(text, links);

@@ -18,6 +18,8 @@ export interface Slotted {
   source: string;
   /** the replaced outputs, parsed; slot i renders marker i for one recipient */
   slots: Template[][];
+  /** each replaced output as written (without whitespace control), e.g. `{{ subject }}` */
+  outputs: string[];
   /**
    * a tag (if, for, assign, ...) reads a per-recipient variable, so the markup itself differs per
    * recipient: the whole template must be rendered per recipient
@@ -31,33 +33,38 @@ const OPAQUE_TAGS = new Set(['include', 'render', 'layout', 'liquid']);
  * Splits a Liquid template into what is the same for everyone and the outputs that read `contact`.
  * `{{ contact.name | default: "friend" }}` becomes a marker plus a tiny template rendered per recipient
  * (a few microseconds); a tag reading `contact` makes the whole body per recipient (slow path, rare).
+ * `outputRoots` widens what counts as per-recipient in outputs only (a layout's `subject`, when the
+ * subject itself is personalised).
  */
-export function slotify(engine: Liquid, source: string, firstSlot = 0, file?: string): Slotted {
+export function slotify(engine: Liquid, source: string, firstSlot = 0, file?: string, outputRoots: ReadonlySet<string> = RECIPIENT_ROOTS): Slotted {
   const tokens = tokenize(engine, source, file);
   const slots: Template[][] = [];
+  const outputs: string[] = [];
   let out = '';
   let perRecipientMarkup = false;
   for (const token of tokens) {
     const text = token.getText();
     if (TypeGuards.isTagToken(token)) {
-      if (OPAQUE_TAGS.has(token.name) || mentionsRecipient(text)) perRecipientMarkup = true;
-    } else if (TypeGuards.isOutputToken(token) && mentionsRecipient(text)) {
+      if (OPAQUE_TAGS.has(token.name) || mentions(text, RECIPIENT_ROOTS)) perRecipientMarkup = true;
+    } else if (TypeGuards.isOutputToken(token) && mentions(text, outputRoots)) {
       const roots = globalRoots(engine, text, file);
-      if (roots.some((r) => RECIPIENT_ROOTS.has(r))) {
+      if (roots.some((r) => outputRoots.has(r))) {
         const left = text.startsWith('{{-') ? '{{-' : '{{';
         const right = text.endsWith('-}}') ? '-}}' : '}}';
         out += `${left} '${slotMarker(firstSlot + slots.length)}' ${right}`;
-        slots.push(parse(engine, text.replace(/^\{\{-/, '{{').replace(/-\}\}$/, '}}'), file));
+        const output = text.replace(/^\{\{-/, '{{').replace(/-\}\}$/, '}}');
+        slots.push(parse(engine, output, file));
+        outputs.push(output);
         continue;
       }
     }
     out += text;
   }
-  return { source: out, slots, perRecipientMarkup };
+  return { source: out, slots, outputs, perRecipientMarkup };
 }
 
-function mentionsRecipient(text: string): boolean {
-  for (const root of RECIPIENT_ROOTS) if (new RegExp(`\\b${root}\\b`).test(text)) return true;
+function mentions(text: string, roots: ReadonlySet<string>): boolean {
+  for (const root of roots) if (new RegExp(`\\b${root}\\b`).test(text)) return true;
   return false;
 }
 
@@ -110,6 +117,12 @@ export function createPlainEngine(): Liquid {
 export function createBodyEngine(): Liquid {
   return new Liquid({ outputEscape: 'escape', ownPropertyOnly: true, strictFilters: true, cache: false, ...LIMITS });
 }
+
+/** Liquid's own output escaping (its `escape` filter), for values filled in without a render. */
+export function escapeHtml(s: string): string {
+  return /[&<>"']/.test(s) ? s.replace(/[&<>"']/g, (c) => ESCAPES[c]) : s;
+}
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
 
 const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'", '&#34;': '"', '&#x27;': "'" };
 

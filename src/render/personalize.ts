@@ -1,6 +1,6 @@
 import { qpEncode, qpSpliceValue } from '../mail/encoding.ts';
 import type { CompiledMessage, Variant } from './compile.ts';
-import { renderSync, unescapeHtml } from './liquid.ts';
+import { escapeHtml, renderSync, unescapeHtml } from './liquid.ts';
 import { type Part, SIG, TOKEN, UNSUB } from './tracking.ts';
 
 /** What differs between two recipients of one compiled message. */
@@ -28,14 +28,21 @@ const NO_VALUES: string[] = [];
 /** Fills in one recipient. In the common case this is a few small template renders at most. */
 export async function personalize(compiled: CompiledMessage, r: Recipient): Promise<Personalized> {
   const { engines, slots } = compiled;
-  const scope = slots.length > 0 || typeof compiled.subject !== 'string' || !compiled.base ? { ...compiled.data, contact: r.contact ?? {} } : null;
+  const scope: Record<string, unknown> | null = slots.length > 0 || typeof compiled.subject !== 'string' || !compiled.base ? { ...compiled.data, contact: r.contact ?? {} } : null;
   const subject = typeof compiled.subject === 'string' ? compiled.subject : renderSync(engines.plain, compiled.subject, scope!);
   const variant = compiled.base ?? (await compiled.variant(scope!));
+  // a layout that filters the subject ({{ subject | upcase }}) renders it from the recipient's own
+  if (typeof compiled.subject !== 'string') scope!.subject = subject;
   if (slots.length === 0) return { subject, variant, htmlValues: NO_VALUES, textValues: NO_VALUES, recipient: r };
   const htmlValues: string[] = new Array(slots.length);
   const textValues: string[] = new Array(slots.length);
   for (let i = 0; i < slots.length; i++) {
     const slot = slots[i];
+    if (slot.subject) {
+      htmlValues[i] = escapeHtml(subject);
+      textValues[i] = subject;
+      continue;
+    }
     const v = renderSync(slot.plain ? engines.plain : engines.body, slot.tpl, scope!);
     htmlValues[i] = v;
     textValues[i] = slot.plain ? v : unescapeHtml(v);

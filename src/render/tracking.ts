@@ -43,11 +43,29 @@ export function normalizePlaceholders(html: string): string {
     .replace(/%EE%80%80(\d+)%EE%80%81/gi, `${SLOT_OPEN}$1${SLOT_CLOSE}`);
 }
 
-/** Ensures the body carries the pixel placeholder: before </body>, else at the end. */
-export function ensurePixel(html: string): string {
-  if (html.includes(PIXEL_PLACEHOLDER)) return html;
-  const at = html.search(/<\/body\s*>/i);
-  return at === -1 ? html + PIXEL_PLACEHOLDER : html.slice(0, at) + PIXEL_PLACEHOLDER + html.slice(at);
+const BODY_PIXEL = `${M_OPEN}B${M_CLOSE}`;
+
+/**
+ * One pixel placeholder per HTML part, so one open is one event: the body's first (where its author
+ * put it) wins over the layout's; else the layout's first; else one is added before </body>, or at
+ * the end of a fragment. `wrap` puts the body into its layout (null: no layout).
+ */
+export function placePixel(body: string, wrap: ((content: string) => string) | null): string {
+  if (!wrap) return onePixel(body);
+  if (!body.includes(PIXEL_PLACEHOLDER)) return onePixel(wrap(body));
+  const held = onePixel(body).replace(PIXEL_PLACEHOLDER, BODY_PIXEL);
+  return onePixel(wrap(held).replaceAll(PIXEL_PLACEHOLDER, '').replace(BODY_PIXEL, PIXEL_PLACEHOLDER));
+}
+
+/** Keeps the first pixel placeholder and drops the others; adds one when there is none. */
+function onePixel(html: string): string {
+  const first = html.indexOf(PIXEL_PLACEHOLDER);
+  if (first === -1) {
+    const at = html.search(/<\/body\s*>/i);
+    return at === -1 ? html + PIXEL_PLACEHOLDER : html.slice(0, at) + PIXEL_PLACEHOLDER + html.slice(at);
+  }
+  const end = first + PIXEL_PLACEHOLDER.length;
+  return html.slice(0, end) + html.slice(end).replaceAll(PIXEL_PLACEHOLDER, '');
 }
 
 const TAG = /<(a|area)\b((?:[^>"']|"[^"]*"|'[^']*')*)>/gi;

@@ -15,3 +15,10 @@ export function parseJson(value: unknown): Record<string, unknown> {
   }
   return value as Record<string, unknown>;
 }
+
+/**
+ * `layout: false` (no layout) is stored as '' in the text column, apart from NULL (the default
+ * layout): a layout name is never empty.
+ */
+export const layoutColumn = (layout: string | false | null): string | null => (layout === false ? '' : layout);
+export const layoutOf = (column: string | null): string | false | null => (column === '' ? false : column);

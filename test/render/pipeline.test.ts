@@ -101,22 +101,38 @@ describe('render pipeline', () => {
   });
 });
 
+type Piece = { kind: 'anchor'; href: string; q: string; text: string } | { kind: 'text'; text: string };
+/** An anchor with `value` as its href attribute, quoted with q. */
+const anchorHtml = (p: { q: string; text: string }, value: string) => `<a class="c" href=${p.q}${value}${p.q}>${p.text}</a>`;
+
 describe('link rewriting', () => {
   test('any markup: no crash, every http(s) href becomes a click link, nothing else changes', () => {
-    const url = fc.oneof(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.constantFrom('mailto:a@b.c', 'tel:+1', '#top', '/relative', 'javascript:alert(1)', '{notify_unsubscribe_url}', 'HTTP://X.Y/Z'));
-    const quote = fc.constantFrom('"', "'");
-    const anchor = fc.tuple(url, quote, fc.string()).map(([u, q, t]) => `<a class="c" href=${q}${u.replaceAll(q, '')}${q}>${t.replace(/[<>]/g, '')}</a>`);
+    const trackable = fc.oneof(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.constant('HTTP://X.Y/Z'));
+    const other = fc.constantFrom('mailto:a@b.c', 'tel:+1', '#top', '/relative', 'javascript:alert(1)', '{notify_unsubscribe_url}', 'ftp://x.y/z');
+    // the URL without its own quote character; the attribute escapes & as HTML wants
+    const anchor = (url: fc.Arbitrary<string>): fc.Arbitrary<Piece> =>
+      fc.tuple(url, fc.constantFrom('"', "'"), fc.string()).map(([u, q, t]) => ({ kind: 'anchor', href: u.replaceAll(q, ''), q, text: t.replace(/[<>]/g, '') }));
+    const filler = fc.string().map((s): Piece => ({ kind: 'text', text: s.replace(/[<>]/g, '') }));
+    const tracked = (href: string) => /^https?:\/\//i.test(href);
     fc.assert(
-      fc.property(fc.array(fc.oneof(anchor, fc.string()), { maxLength: 10 }), (pieces) => {
-        const html = pieces.join(' ');
+      fc.property(fc.array(fc.oneof(anchor(trackable), anchor(other), filler), { maxLength: 10 }), anchor(trackable), fc.nat(), (rest, sure, at) => {
+        // at least one trackable link in every case, so the checks below never run over nothing
+        const cut = at % (rest.length + 1);
+        const pieces = [...rest.slice(0, cut), sure, ...rest.slice(cut)];
+        const html = pieces.map((p) => (p.kind === 'anchor' ? anchorHtml(p, p.href.replaceAll('&', '&amp;')) : p.text)).join(' ');
         const links = new LinkCollector();
-        const marked = markHtml(html, links);
-        const parts = split(marked, { host: 'https://t.x', scope: 'c1', positions: links.urls.map((_, i) => i) });
+        const parts = split(markHtml(html, links), { host: 'https://t.x', scope: 'c1', positions: links.urls.map((_, i) => i) });
         const out = parts.map((p) => (typeof p === 'string' ? p : `<${p}>`)).join('');
-        for (const u of links.urls) assert.match(u, /^https?:\/\//i);
-        const clickCount = (out.match(/https:\/\/t\.x\/notify\/click\/<-1>\?l=c1\.\d+\.<-2>/g) ?? []).length;
-        const trackable = pieces.filter((p) => /^<a class="c" href=["'] *https?:\/\//i.test(p)).length;
-        assert.ok(clickCount >= trackable, `${clickCount} click links for ${trackable} anchors`);
+
+        const expectedUrls = [...new Set(pieces.flatMap((p) => (p.kind === 'anchor' && tracked(p.href) ? [p.href] : [])))];
+        assert.ok(expectedUrls.length >= 1);
+        assert.deepEqual(links.urls, expectedUrls, 'exactly the http(s) hrefs, once each, in order');
+        const expected = pieces.map((p) => {
+          if (p.kind === 'text') return p.text;
+          if (tracked(p.href)) return anchorHtml({ ...p, q: '"' }, `https://t.x/notify/click/<-1>?l=c1.${expectedUrls.indexOf(p.href)}.<-2>`);
+          return anchorHtml(p, p.href === '{notify_unsubscribe_url}' ? '<-3>' : p.href.replaceAll('&', '&amp;'));
+        });
+        assert.equal(out, expected.join(' '), 'only the tracked hrefs changed');
       }),
       { numRuns: 300 },
     );

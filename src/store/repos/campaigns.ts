@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Campaign, CampaignStatus } from '../../core/types.ts';
-import { parseJson, toDate } from '../rows.ts';
+import { layoutColumn, layoutOf, parseJson, toDate } from '../rows.ts';
 import type { CampaignsTable, Database } from '../schema.ts';
 
 export interface NewCampaign {
@@ -10,7 +10,7 @@ export interface NewCampaign {
   markdown: string | null;
   markdown_file: string | null;
   text: string | null;
-  layout: string | null;
+  layout: string | false | null;
   list: string | null;
   from_name: string | null;
   from_email: string | null;
@@ -53,7 +53,7 @@ function toCampaign(row: Row): Campaign {
     markdown: row.markdown,
     markdown_file: row.markdown_file,
     text: row.text,
-    layout: row.layout,
+    layout: layoutOf(row.layout),
     list: row.list_name,
     from_name: row.from_name,
     from_email: row.from_email,
@@ -96,10 +96,10 @@ export function createCampaignsRepo(db: Kysely<Database>): CampaignsRepo {
           await trx.insertInto('notify_lists').values({ name: input.list, created_at: now }).onConflict((oc) => oc.column('name').doNothing()).execute();
           listId = Number((await trx.selectFrom('notify_lists').select('id').where('name', '=', input.list).executeTakeFirstOrThrow()).id);
         }
-        const { list: _list, data, headers, ...rest } = input;
+        const { list: _list, data, headers, layout, ...rest } = input;
         const row = await trx
           .insertInto('notify_campaigns')
-          .values({ ...rest, list_id: listId, data: JSON.stringify(data), headers: JSON.stringify(headers), status: 'draft', created_at: now, sent_at: null })
+          .values({ ...rest, layout: layoutColumn(layout), list_id: listId, data: JSON.stringify(data), headers: JSON.stringify(headers), status: 'draft', created_at: now, sent_at: null })
           .returning('id')
           .executeTakeFirstOrThrow();
         return Number(row.id);

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Sequence, Step } from '../../core/types.ts';
-import { toDate } from '../rows.ts';
+import { layoutColumn, layoutOf, toDate } from '../rows.ts';
 import type { Database, StepsTable } from '../schema.ts';
 
 /** a step as written: its id, sequence and position come from the insert */
@@ -26,7 +26,7 @@ function toStep(r: Selectable<StepsTable>): Step {
     markdown: r.markdown,
     markdown_file: r.markdown_file,
     text: r.text,
-    layout: r.layout,
+    layout: layoutOf(r.layout),
   };
 }
 
@@ -51,7 +51,7 @@ export function createSequencesRepo(db: Kysely<Database>): SequencesRepo {
         const sequenceId = Number(row.id);
         await trx
           .insertInto('notify_steps')
-          .values(steps.map((s, position) => ({ ...s, sequence_id: sequenceId, position, created_at: now })))
+          .values(steps.map((s, position) => ({ ...s, layout: layoutColumn(s.layout), sequence_id: sequenceId, position, created_at: now })))
           .execute();
         return sequenceId;
       });
