@@ -1,5 +1,6 @@
 import { createSign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import pino, { type Logger } from 'pino';
 import type { WebhookRequest } from '../../src/webhooks/contract.ts';
 
 const dir = new URL('./fixtures/', import.meta.url);
@@ -107,4 +108,11 @@ export function fakeFetch(routes: Record<string, string | ((url: string) => Resp
 export function webhookRequest(body: string | Buffer, headers: Record<string, string> = {}): WebhookRequest {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   return { method: 'POST', url: 'http://localhost:3000/notify/webhook', headers: new Headers(headers), body: bytes, text: bytes.toString('utf8') };
+}
+
+/** A logger whose JSON lines the test can read (what an operator would see in the logs). */
+export function capturedLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { logger, lines };
 }

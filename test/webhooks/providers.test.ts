@@ -5,7 +5,7 @@ import { MailgunWebhookDriver, PostmarkWebhookDriver, SendGridWebhookDriver } fr
 import type { Notify } from '../../src/notify.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
 import { call } from '../helpers/http.ts';
-import { webhookRequest } from './helpers.ts';
+import { capturedLogger, webhookRequest } from './helpers.ts';
 
 const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 
@@ -72,6 +72,33 @@ describe('SendGridWebhookDriver (signed event webhook, ECDSA P-256)', () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
     assert.throws(() => new SendGridWebhookDriver({ publicKey: rsa }), /P-256/);
   });
+
+  test('dropped: Bounced Address and Invalid are bounces, Spam Reporting Address a complaint; other reasons are reported, not applied', async () => {
+    const ignored: string[] = [];
+    const d = new SendGridWebhookDriver({ publicKey: b64Key, onIgnored: (reason: string) => void ignored.push(reason) });
+    const dropped = (email: string, reason: unknown, id: string) => ({ email, event: 'dropped', reason, sg_event_id: id, sg_message_id: `${id}.filter`, 'smtp-id': `<${id}@example.com>`, timestamp: 1 });
+    const body = JSON.stringify([
+      dropped('a@example.com', 'Bounced Address', 'd1'),
+      dropped('b@example.com', 'Invalid', 'd2'),
+      dropped('c@example.com', 'Spam Reporting Address', 'd3'),
+      dropped('d@example.com', 'Unsubscribed Address', 'd4'),
+      dropped('e@example.com', 'Invalid SMTPAPI header', 'd5'),
+      dropped('f@example.com', 'Recipient List over Package Quota', 'd6'),
+      dropped('g@example.com', undefined, 'd7'),
+      dropped('not an address', 'Invalid', 'd8'),
+    ]);
+    assert.deepEqual(await d.parseEvents(webhookRequest(body)), [
+      { type: 'bounce', email: 'a@example.com', message_id: '<d1@example.com>', id: 'd1' },
+      { type: 'bounce', email: 'b@example.com', message_id: '<d2@example.com>', id: 'd2' },
+      { type: 'complaint', email: 'c@example.com', message_id: '<d3@example.com>', id: 'd3' },
+    ]);
+    assert.equal(ignored.length, 4, ignored.join('\n'));
+    for (const [i, why] of ['Unsubscribed Address', 'Invalid SMTPAPI header', 'Recipient List over Package Quota', 'no reason'].entries()) {
+      assert.match(ignored[i], new RegExp(`dropped.*${why}`));
+      assert.match(ignored[i], new RegExp(`d${i + 4}`), 'names the event id');
+      assert.doesNotMatch(ignored[i], /@example\.com/, 'no address in the logs');
+    }
+  });
 });
 
 describe('MailgunWebhookDriver (HMAC-SHA256 of timestamp + token)', () => {
@@ -103,7 +130,8 @@ describe('MailgunWebhookDriver (HMAC-SHA256 of timestamp + token)', () => {
 forEachEngine('provider drivers through POST /notify/webhook', (h) => {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const postmark = useNotify(h, { webhookDriver: 'postmark', postmarkWebhookUsername: 'hook', postmarkWebhookPassword: 'pa55' });
-  const sendgrid = useNotify(h, { webhookDriver: 'sendgrid', sendgridWebhookPublicKey: publicKey.export({ format: 'der', type: 'spki' }).toString('base64') });
+  const sendgridLog = capturedLogger();
+  const sendgrid = useNotify(h, { webhookDriver: 'sendgrid', sendgridWebhookPublicKey: publicKey.export({ format: 'der', type: 'spki' }).toString('base64'), logger: sendgridLog.logger });
   const mailgun = useNotify(h, { webhookDriver: 'mailgun', mailgunWebhookSigningKey: 'mg-key' });
   const post = (n: Notify, body: string, headers: Record<string, string>) => call(n, '/notify/webhook', { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
 
@@ -128,6 +156,27 @@ forEachEngine('provider drivers through POST /notify/webhook', (h) => {
     assert.equal((await post(sendgrid(), body, ok)).status, 200);
     assert.equal((await (await post(sendgrid(), body, ok)).json()).duplicates, 1);
     assert.equal((await sendgrid().contacts.get(c.id))?.status, 'complained');
+  });
+
+  test('sendgrid: a dropped Bounced Address bounces the contact; an Unsubscribed Address drop is logged and changes nothing', async () => {
+    const bounced = await sendgrid().contacts.upsert({ email: 'sg-dropped@example.com' });
+    const kept = await sendgrid().contacts.upsert({ email: 'sg-unsub@example.com' });
+    const body = JSON.stringify([
+      { email: 'sg-dropped@example.com', event: 'dropped', reason: 'Bounced Address', sg_event_id: 'sg-d1', sg_message_id: 'x1', timestamp: 1 },
+      { email: 'sg-unsub@example.com', event: 'dropped', reason: 'Unsubscribed Address', sg_event_id: 'sg-d2', sg_message_id: 'x2', timestamp: 1 },
+    ]);
+    const ts = '1700000000';
+    const headers = { 'x-twilio-email-event-webhook-timestamp': ts, 'x-twilio-email-event-webhook-signature': sign('sha256', Buffer.from(ts + body), privateKey).toString('base64') };
+    const res = await post(sendgrid(), body, headers);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { received: 1, applied: 1, duplicates: 0, unknownContacts: 0 });
+    assert.equal((await sendgrid().contacts.get(bounced.id))?.status, 'bounced');
+    assert.equal((await sendgrid().contacts.get(kept.id))?.status, 'subscribed');
+    const events = await sendgrid().context.store.db.selectFrom('notify_events').select(['contact_id', 'type']).where('contact_id', 'in', [bounced.id, kept.id]).execute();
+    assert.deepEqual(events.map((e) => [Number(e.contact_id), e.type]), [[bounced.id, 'bounce']]);
+    const logged = sendgridLog.lines.filter((l) => l.driver === 'sendgrid' && /not applied/.test(String(l.msg)));
+    assert.equal(logged.length, 1);
+    assert.match(String(logged[0].reason), /Unsubscribed Address/);
   });
 
   test('mailgun: bad signature 403, good 200, replayed token applied once', async () => {
