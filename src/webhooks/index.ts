@@ -48,7 +48,7 @@ export async function resolveWebhookDriver(config: Config, opts: ResolveDriverOp
         name: 'ses',
       };
     case 'postmark':
-      return { driver: new PostmarkWebhookDriver({ username: config.postmarkWebhookUsername, password: config.postmarkWebhookPassword }), name: 'postmark' };
+      return { driver: new PostmarkWebhookDriver({ username: config.postmarkWebhookUsername, password: config.postmarkWebhookPassword, onIgnored: notApplied(opts.log, 'postmark') }), name: 'postmark' };
     case 'sendgrid':
       return { driver: new SendGridWebhookDriver({ publicKey: config.sendgridWebhookPublicKey, onIgnored: notApplied(opts.log, 'sendgrid') }), name: 'sendgrid' };
     case 'mailgun':

@@ -18,7 +18,11 @@ const TIMESTAMP = 'x-twilio-email-event-webhook-timestamp';
  * SendGrid sends no bounce or spamreport for an address already on its own suppression lists: it
  * drops the message and says why. These reasons mean the address bounced or complained before.
  */
-const DROPPED: Record<string, WebhookEventType> = { 'bounced address': 'bounce', invalid: 'bounce', 'spam reporting address': 'complaint' };
+const DROPPED = new Map<string, WebhookEventType>([
+  ['bounced address', 'bounce'],
+  ['invalid', 'bounce'],
+  ['spam reporting address', 'complaint'],
+]);
 
 /**
  * SendGrid's Signed Event Webhook: an ECDSA P-256 / SHA-256 signature (base64 DER) over the
@@ -67,7 +71,7 @@ export class SendGridWebhookDriver extends ProviderWebhookDriver {
     if (e.event === 'spamreport') return 'complaint';
     if (e.event !== 'dropped') return undefined;
     const reason = str(e.reason)?.trim();
-    const type = reason ? DROPPED[reason.toLowerCase()] : undefined;
+    const type = reason ? DROPPED.get(reason.toLowerCase()) : undefined;
     // Unsubscribed Address, Invalid SMTPAPI header, Spam Content, over quota...: the message was
     // not sent, but nothing says the address is undeliverable or complained.
     if (!type) this.onIgnored(`sendgrid dropped event ${str(e.sg_event_id) ?? '(no sg_event_id)'} (${reason ? reason.slice(0, 100) : 'no reason'}) not applied`);
