@@ -1,4 +1,4 @@
-import { createSign } from 'node:crypto';
+import { createHmac, createSign, type KeyObject, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import type { WebhookRequest } from '../../src/webhooks/contract.ts';
@@ -115,4 +115,24 @@ export function capturedLogger(): { logger: Logger; lines: Record<string, unknow
   const lines: Record<string, unknown>[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   return { logger, lines };
+}
+
+/** A provider's documented example payload from fixtures/ (see fixtures/README.md for its source). */
+export function providerExample(name: string): string {
+  return read(name);
+}
+
+/** SendGrid's signature headers: ECDSA P-256 / SHA-256 over the timestamp and the exact body. */
+export function sendgridHeaders(body: string, privateKey: KeyObject, timestamp = '1700000000'): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'x-twilio-email-event-webhook-timestamp': timestamp,
+    'x-twilio-email-event-webhook-signature': sign('sha256', Buffer.from(timestamp + body), privateKey).toString('base64'),
+  };
+}
+
+/** A Mailgun webhook body: the event under `event-data`, signed as Mailgun does (HMAC of timestamp + token). */
+export function mailgunBody(eventData: unknown, signingKey: string, token: string, timestamp = '1700000000'): string {
+  const signature = createHmac('sha256', signingKey).update(timestamp + token).digest('hex');
+  return JSON.stringify({ signature: { timestamp, token, signature }, 'event-data': eventData });
 }

@@ -5,7 +5,7 @@ import { MailgunWebhookDriver, PostmarkWebhookDriver, SendGridWebhookDriver } fr
 import type { Notify } from '../../src/notify.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
 import { call } from '../helpers/http.ts';
-import { capturedLogger, webhookRequest } from './helpers.ts';
+import { capturedLogger, sendgridHeaders, webhookRequest } from './helpers.ts';
 
 const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 
@@ -236,9 +236,7 @@ forEachEngine('provider drivers through POST /notify/webhook', (h) => {
       { email: 'sg-dropped@example.com', event: 'dropped', reason: 'Bounced Address', sg_event_id: 'sg-d1', sg_message_id: 'x1', timestamp: 1 },
       { email: 'sg-unsub@example.com', event: 'dropped', reason: 'Unsubscribed Address', sg_event_id: 'sg-d2', sg_message_id: 'x2', timestamp: 1 },
     ]);
-    const ts = '1700000000';
-    const headers = { 'x-twilio-email-event-webhook-timestamp': ts, 'x-twilio-email-event-webhook-signature': sign('sha256', Buffer.from(ts + body), privateKey).toString('base64') };
-    const res = await post(sendgrid(), body, headers);
+    const res = await post(sendgrid(), body, sendgridHeaders(body, privateKey));
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { received: 1, applied: 1, duplicates: 0, unknownContacts: 0 });
     assert.equal((await sendgrid().contacts.get(bounced.id))?.status, 'bounced');
