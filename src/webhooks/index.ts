@@ -48,13 +48,18 @@ export async function resolveWebhookDriver(config: Config, opts: ResolveDriverOp
         name: 'ses',
       };
     case 'postmark':
-      return { driver: new PostmarkWebhookDriver({ username: config.postmarkWebhookUsername, password: config.postmarkWebhookPassword }), name: 'postmark' };
+      return { driver: new PostmarkWebhookDriver({ username: config.postmarkWebhookUsername, password: config.postmarkWebhookPassword, onIgnored: notApplied(opts.log, 'postmark') }), name: 'postmark' };
     case 'sendgrid':
-      return { driver: new SendGridWebhookDriver({ publicKey: config.sendgridWebhookPublicKey }), name: 'sendgrid' };
+      return { driver: new SendGridWebhookDriver({ publicKey: config.sendgridWebhookPublicKey, onIgnored: notApplied(opts.log, 'sendgrid') }), name: 'sendgrid' };
     case 'mailgun':
       return { driver: new MailgunWebhookDriver({ signingKey: config.mailgunWebhookSigningKey }), name: 'mailgun' };
   }
   return loadCustom(spec, config, opts);
+}
+
+/** Events a provider sent that are deliberately not applied: an operator should be able to see them. */
+function notApplied(log: Logger, driver: string): (reason: string) => void {
+  return (reason) => log.info({ driver, reason }, 'webhook event not applied');
 }
 
 async function loadCustom(spec: string, config: Config, opts: ResolveDriverOptions): Promise<ResolvedDriver> {

@@ -1,5 +1,6 @@
-import { createSign } from 'node:crypto';
+import { createHmac, createSign, type KeyObject, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import pino, { type Logger } from 'pino';
 import type { WebhookRequest } from '../../src/webhooks/contract.ts';
 
 const dir = new URL('./fixtures/', import.meta.url);
@@ -107,4 +108,31 @@ export function fakeFetch(routes: Record<string, string | ((url: string) => Resp
 export function webhookRequest(body: string | Buffer, headers: Record<string, string> = {}): WebhookRequest {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   return { method: 'POST', url: 'http://localhost:3000/notify/webhook', headers: new Headers(headers), body: bytes, text: bytes.toString('utf8') };
+}
+
+/** A logger whose JSON lines the test can read (what an operator would see in the logs). */
+export function capturedLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { logger, lines };
+}
+
+/** A provider's documented example payload from fixtures/ (see fixtures/README.md for its source). */
+export function providerExample(name: string): string {
+  return read(name);
+}
+
+/** SendGrid's signature headers: ECDSA P-256 / SHA-256 over the timestamp and the exact body. */
+export function sendgridHeaders(body: string, privateKey: KeyObject, timestamp = '1700000000'): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'x-twilio-email-event-webhook-timestamp': timestamp,
+    'x-twilio-email-event-webhook-signature': sign('sha256', Buffer.from(timestamp + body), privateKey).toString('base64'),
+  };
+}
+
+/** A Mailgun webhook body: the event under `event-data`, signed as Mailgun does (HMAC of timestamp + token). */
+export function mailgunBody(eventData: unknown, signingKey: string, token: string, timestamp = '1700000000'): string {
+  const signature = createHmac('sha256', signingKey).update(timestamp + token).digest('hex');
+  return JSON.stringify({ signature: { timestamp, token, signature }, 'event-data': eventData });
 }

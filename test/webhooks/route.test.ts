@@ -144,9 +144,27 @@ forEachEngine('POST /notify/webhook with the SES/SNS driver', (h) => {
 
   test('a genuinely signed confirmation from a topic outside snsTopicArns: 403 before any network call', async () => {
     const before = f.calls.length;
-    const other = signedSns({ Type: 'SubscriptionConfirmation', TopicArn: `arn:aws:sns:${TEST_REGION}:999999999999:attacker`, Token: 'tok', Message: 'subscribe?', SubscribeURL: 'https://example.com/' });
-    assert.equal((await post(notify(), JSON.stringify(other))).status, 403);
+    const topic = `arn:aws:sns:${TEST_REGION}:999999999999:attacker`;
+    const other = signedSns({ Type: 'SubscriptionConfirmation', TopicArn: topic, Token: 'tok', Message: 'subscribe?', SubscribeURL: 'https://example.com/' });
+    const headers = { 'content-type': 'text/plain; charset=UTF-8', 'x-amz-sns-message-type': 'SubscriptionConfirmation', 'x-amz-sns-topic-arn': topic };
+    assert.equal((await post(notify(), JSON.stringify(other), headers)).status, 403);
     assert.equal(f.calls.length, before);
+  });
+
+  test('a Notification correctly signed from a topic outside snsTopicArns: 403, the contact still subscribed, no receipt, no certificate fetch', async () => {
+    const send = await insertSend(notify());
+    const email = (await notify().contacts.get(send.contactId))!.email;
+    const topic = `arn:aws:sns:${TEST_REGION}:999999999999:someone-elses-feedback`;
+    const message = signedSns({ Type: 'Notification', TopicArn: topic, Message: sesBounce('Permanent', [email], 'foreign-topic-1') });
+    const headers = { 'content-type': 'text/plain; charset=UTF-8', 'x-amz-sns-message-type': 'Notification', 'x-amz-sns-topic-arn': topic };
+    const receipts = () => notify().context.store.db.selectFrom('notify_webhook_receipts').select('message_id').where('provider', '=', 'ses').execute();
+    const receiptsBefore = (await receipts()).length;
+    const fetchesBefore = f.calls.length;
+    assert.equal((await post(notify(), JSON.stringify(message), headers)).status, 403);
+    assert.equal((await notify().contacts.get(send.contactId))?.status, 'subscribed');
+    assert.deepEqual(await eventsFor(notify(), send.contactId), []);
+    assert.equal((await receipts()).length, receiptsBefore);
+    assert.equal(f.calls.length, fetchesBefore, 'refused before the signing certificate is fetched');
   });
 
   test('an old message is refused', async () => {
@@ -216,25 +234,50 @@ forEachEngine('webhook configuration', (h) => {
   });
 
   test('a throwing or malformed custom driver never answers 5xx or applies anything', async () => {
+    const victim = 'victim@example.com';
+    const malformed = [
+      { type: 'delete_everything', email: victim, message_id: '' },
+      { type: 'bounce', email: [victim], message_id: '' },
+      { type: 'complaint', email: victim },
+      { type: 'bounce', email: victim, message_id: '', id: 7 },
+      null,
+      victim,
+    ];
     const notify = await createNotify(
       testOptions(h.url, {
         webhookDriver: {
+          name: 'sloppy',
           verifySignature: (r: { text: string }) => {
             if (r.text === 'throw') throw new Error('boom');
             return true;
           },
-          isSubscriptionConfirmation: () => false,
-          confirmSubscription: () => {},
-          parseEvents: (r: { text: string }) => (r.text === 'bad' ? [{ type: 'delete_everything', email: 'a@example.com', message_id: '' }, null] : 'nope'),
+          isSubscriptionConfirmation: (r: { text: string }) => r.text === 'confirm',
+          confirmSubscription: () => {
+            throw new Error('cannot confirm');
+          },
+          parseEvents: (r: { text: string }) => {
+            if (r.text === 'parse-throws') throw new Error('boom');
+            return r.text === 'bad' ? malformed : 'nope';
+          },
         } as never,
       }),
     );
     try {
+      const contact = await notify.contacts.upsert({ email: victim });
+      const enrollment = await activeEnrollment(notify, contact.id);
       assert.equal((await call(notify, '/notify/webhook', { method: 'POST', body: 'throw' })).status, 403);
       const bad = await call(notify, '/notify/webhook', { method: 'POST', body: 'bad' });
       assert.equal(bad.status, 200);
-      assert.equal((await bad.json()).received, 0);
+      assert.deepEqual(await bad.json(), { received: 0, applied: 0, duplicates: 0, unknownContacts: 0 });
       assert.equal((await call(notify, '/notify/webhook', { method: 'POST', body: 'other' })).status, 400);
+      assert.equal((await call(notify, '/notify/webhook', { method: 'POST', body: 'parse-throws' })).status, 400);
+      assert.equal((await call(notify, '/notify/webhook', { method: 'POST', body: 'confirm' })).status, 502);
+
+      assert.equal((await notify.contacts.get(contact.id))?.status, 'subscribed');
+      assert.deepEqual(await eventsFor(notify, contact.id), []);
+      assert.equal(await enrollmentStatus(notify, enrollment), 'active');
+      const receipts = await notify.context.store.db.selectFrom('notify_webhook_receipts').select('message_id').where('provider', '=', 'sloppy').execute();
+      assert.deepEqual(receipts, []);
     } finally {
       await notify.close();
     }

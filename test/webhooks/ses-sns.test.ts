@@ -142,14 +142,25 @@ describe('SesSnsWebhookDriver: SigningCertURL', () => {
     assert.equal(f.calls.length, answers.length + 1, 'the good certificate is cached');
   });
 
-  test('the certificate cache is bounded', async () => {
-    const routes: Record<string, string> = {};
-    const now = () => new Date(TEST_NOW);
-    for (let i = 0; i < 5; i++) routes[`https://sns.${TEST_REGION}.amazonaws.com/SimpleNotificationService-c${i}.pem`] = REAL_CERT;
-    const f = fakeFetch(routes);
-    const driver = new SesSnsWebhookDriver({ fetch: f.fetch, now, certificateCacheSize: 2 });
-    for (const url of Object.keys(routes)) await driver.verifySignature(webhookRequest(json({ ...signedSns({ Type: 'Notification', Message: 'x' }), SigningCertURL: url })));
-    assert.equal((driver as unknown as { certificates: { size: number } }).certificates.size, 2);
+  test('the certificate cache is bounded: past the bound the oldest certificate is fetched again, the recent ones are not', async () => {
+    const urls = Array.from({ length: 5 }, (_, i) => `https://sns.${TEST_REGION}.amazonaws.com/SimpleNotificationService-c${i}.pem`);
+    const f = fakeFetch(Object.fromEntries(urls.map((url) => [url, TEST_CERT])));
+    const driver = new SesSnsWebhookDriver({ fetch: f.fetch, now: testNow, certificateCacheSize: 2 });
+    // signedSns signs the fields it sets, and SigningCertURL is not one of them.
+    const verifyWith = (url: string) => driver.verifySignature(webhookRequest(json({ ...signedSns({ Type: 'Notification', Message: 'x' }), SigningCertURL: url })));
+    const fetches = (url: string) => f.calls.filter((c) => c.url === url).length;
+    for (const url of urls) assert.equal(await verifyWith(url), true, url);
+    assert.deepEqual(urls.map(fetches), [1, 1, 1, 1, 1]);
+    // Used again in the order 4, 3: 3 is now the most recently used, though fetched before 4.
+    assert.equal(await verifyWith(urls[4]), true);
+    assert.equal(await verifyWith(urls[3]), true);
+    assert.deepEqual(urls.map(fetches), [1, 1, 1, 1, 1], 'the two most recent are still cached');
+    assert.equal(await verifyWith(urls[0]), true);
+    assert.equal(fetches(urls[0]), 2, 'the first, pushed out of the cache, is fetched again');
+    assert.equal(await verifyWith(urls[3]), true);
+    assert.equal(fetches(urls[3]), 1, 'the most recently used survives the new entry');
+    assert.equal(await verifyWith(urls[4]), true);
+    assert.equal(fetches(urls[4]), 2, 'the least recently used made room for it');
   });
 });
 

@@ -9,6 +9,13 @@ import { type IncomingWebhook, withRequest } from '../util.ts';
  */
 export abstract class ProviderWebhookDriver implements WebhookDriverInterface {
   abstract readonly name: string;
+
+  /**
+   * `onIgnored` hears of events a provider sent that are deliberately not applied although they
+   * look like a suppression (so an operator can see them in the logs); never sees addresses.
+   */
+  constructor(protected readonly onIgnored: (reason: string) => void = () => {}) {}
+
   protected abstract verify(request: WebhookRequest): boolean;
   protected abstract events(request: WebhookRequest): ParsedWebhookEvent[];
 

@@ -7,15 +7,28 @@ import { ProviderWebhookDriver } from './provider-driver.ts';
 export interface SendGridWebhookDriverOptions {
   /** the Signed Event Webhook's verification key: base64 (as SendGrid shows it) or PEM */
   publicKey: string;
+  /** told of `dropped` events whose reason is no bounce or complaint (for logs) */
+  onIgnored?: (reason: string) => void;
 }
 
 const SIGNATURE = 'x-twilio-email-event-webhook-signature';
 const TIMESTAMP = 'x-twilio-email-event-webhook-timestamp';
 
 /**
+ * SendGrid sends no bounce or spamreport for an address already on its own suppression lists: it
+ * drops the message and says why. These reasons mean the address bounced or complained before.
+ */
+const DROPPED = new Map<string, WebhookEventType>([
+  ['bounced address', 'bounce'],
+  ['invalid', 'bounce'],
+  ['spam reporting address', 'complaint'],
+]);
+
+/**
  * SendGrid's Signed Event Webhook: an ECDSA P-256 / SHA-256 signature (base64 DER) over the
  * timestamp header followed by the exact body bytes. A batch carries many events; `bounce` is a
- * `bounce` (its `blocked` type a `soft_bounce`), `spamreport` a `complaint`; each event's
+ * `bounce` (its `blocked` type a `soft_bounce`), `spamreport` a `complaint`, `dropped` with reason
+ * Bounced Address or Invalid a `bounce` and Spam Reporting Address a `complaint`; each event's
  * sg_event_id makes a redelivered batch apply once.
  */
 export class SendGridWebhookDriver extends ProviderWebhookDriver {
@@ -23,7 +36,7 @@ export class SendGridWebhookDriver extends ProviderWebhookDriver {
   private readonly key: KeyObject;
 
   constructor(options: SendGridWebhookDriverOptions) {
-    super();
+    super(options?.onIgnored);
     this.key = parseKey(options?.publicKey ?? '');
   }
 
@@ -44,15 +57,25 @@ export class SendGridWebhookDriver extends ProviderWebhookDriver {
     const out: ParsedWebhookEvent[] = [];
     for (const e of body.slice(0, 10_000)) {
       if (!isRecord(e)) continue;
-      let type: WebhookEventType | undefined;
-      if (e.event === 'bounce') type = e.type === 'blocked' ? 'soft_bounce' : 'bounce';
-      else if (e.event === 'spamreport') type = 'complaint';
+      const type = this.typeOf(e);
       const email = addressOf(e.email);
       if (!type || !email) continue;
       const id = str(e.sg_event_id);
       out.push({ type, email, message_id: str(e['smtp-id']) ?? str(e.sg_message_id) ?? '', ...(id ? { id } : {}) });
     }
     return out;
+  }
+
+  private typeOf(e: Record<string, unknown>): WebhookEventType | undefined {
+    if (e.event === 'bounce') return e.type === 'blocked' ? 'soft_bounce' : 'bounce';
+    if (e.event === 'spamreport') return 'complaint';
+    if (e.event !== 'dropped') return undefined;
+    const reason = str(e.reason)?.trim();
+    const type = reason ? DROPPED.get(reason.toLowerCase()) : undefined;
+    // Unsubscribed Address, Invalid SMTPAPI header, Spam Content, over quota...: the message was
+    // not sent, but nothing says the address is undeliverable or complained.
+    if (!type) this.onIgnored(`sendgrid dropped event ${str(e.sg_event_id) ?? '(no sg_event_id)'} (${reason ? reason.slice(0, 100) : 'no reason'}) not applied`);
+    return type;
   }
 }
 

@@ -61,10 +61,6 @@ export class SigningCertificates {
     return pending;
   }
 
-  get size(): number {
-    return this.entries.size;
-  }
-
   private async download(url: string): Promise<X509Certificate> {
     const fetchFn = this.fetchFn;
     const res = await fetchFn(url, { redirect: 'manual', signal: AbortSignal.timeout(this.timeoutMs) });
