@@ -16,6 +16,7 @@ import { type SendInput, sendOne } from './core/send.ts';
 import { newToken } from './core/tokens.ts';
 import { createTrackingRecorder, type TrackingRecorderOptions } from './core/tracking.ts';
 import { createClickResolver } from './core/tracking-links.ts';
+import { statsAfterFlush } from './core/tracking-stats.ts';
 import type { Campaign, CampaignRunResult, CampaignStats, Contact, ContactInput, DripRunResult, Enrollment, SendRecord, Sequence } from './core/types.ts';
 import { isNotifyError, NotifyError } from './errors.ts';
 import { adminRoutes } from './http/admin/index.ts';
@@ -54,7 +55,7 @@ export interface Notify {
     get(campaignId: number): Promise<Campaign | undefined>;
     /** one run of notify:send-campaign */
     send(campaignId: number, opts?: RunOptions): Promise<CampaignRunResult>;
-    /** exactly { total, sent, failed, opened, clicked }, read from the per-campaign counters (no scan) */
+    /** exactly { total, sent, failed, opened, clicked }, read from the per-campaign counters (no scan), after this process's buffered opens and clicks are written */
     getCampaignStats(campaignId: number): Promise<CampaignStats>;
     /** the richer figures: suppressed, bounced, complained, unsubscribed, human-only, per link, over time */
     getCampaignReport(campaignId: number, options?: ReportOptions): Promise<CampaignReport>;
@@ -111,10 +112,11 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
 
 function assemble(ctx: Context, tracking?: TrackingRecorderOptions, webhook?: ResolvedDriver): Notify {
   const contacts = createContactsService(ctx);
-  const stats = createStatsService(ctx);
+  const recorder = createTrackingRecorder(ctx, tracking);
+  // figures read in this process include the opens and clicks it has buffered
+  const stats = statsAfterFlush(createStatsService(ctx), recorder);
   const campaigns = createCampaignsService(ctx);
   const drips = createDripsService(ctx);
-  const recorder = createTrackingRecorder(ctx, tracking);
   const closers: (() => Promise<void>)[] = [];
   const clicks = createClickResolver(ctx);
   const app = createApp({ ctx, recorder, clicks, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn), webhook }, ROUTES);

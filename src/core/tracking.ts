@@ -107,14 +107,16 @@ export function createTrackingRecorder(ctx: Pick<Context, 'store' | 'log'>, opts
       closed = true;
       if (timer) clearTimeout(timer);
       timer = null;
+      // Counts what the last writes dropped as well as what is still buffered when they fail.
+      const before = dropped;
       try {
         if (running) await running.catch(() => {});
         if (buffer.length > 0) await kick();
       } catch {
-        ctx.log.error({ lost: buffer.length }, 'tracking events lost on close');
         dropped += buffer.length;
         buffer = [];
       }
+      if (dropped > before) ctx.log.error({ lost: dropped - before }, 'tracking events lost on close');
     },
     get stats() {
       return { buffered: buffer.length, written, dropped };

@@ -13,8 +13,8 @@ import { clickEvent, openEvent, redirectHeaders, type TrackingRequest } from './
  * an open with a well-formed token, and a click whose link resolves without a query (its
  * message's links are cached). Same answer, same headers, same recorded event as the routes in
  * open.ts and click.ts, which serve notify.fetch and every case this declines (it returns false):
- * another path or method, an odd token, an unknown or tampered link, a first click that needs the
- * database. Measured by `npm run bench -- pixel` (README, Performance).
+ * another path or method, an odd token, an unknown or tampered link, a click that needs the
+ * database (the first of its message, or a link its cached list lacks). Measured by `npm run bench -- pixel` (README, Performance).
  */
 export function createTrackingFastPath(ctx: Context, recorder: TrackingRecorder, clicks: ClickResolver): (req: IncomingMessage, res: ServerResponse) => boolean {
   const tracked = (req: IncomingMessage, token: string): TrackingRequest => ({ token, method: req.method!, userAgent: first(req.headers['user-agent']) });
@@ -38,7 +38,12 @@ export function createTrackingFastPath(ctx: Context, recorder: TrackingRecorder,
       const ref = linkParam(url);
       if (!isWellFormedToken(token) || ref === undefined) return false;
       const target = clicks(token, ref);
-      if (target === undefined || target instanceof Promise) return false;
+      if (target === undefined) return false;
+      if (target instanceof Promise) {
+        // The route asks again and shares this read; a failure is answered there, not left unhandled.
+        target.catch(ignore);
+        return false;
+      }
       try {
         res.writeHead(302, redirectHeaders(target.url));
       } catch {
@@ -52,4 +57,5 @@ export function createTrackingFastPath(ctx: Context, recorder: TrackingRecorder,
   };
 }
 
+const ignore = () => {};
 const first = (v: string | string[] | undefined): string => (Array.isArray(v) ? v[0] : v) ?? '';

@@ -239,23 +239,49 @@ for (const engine of ENGINES) {
       assert.equal(w.mailer.messages.length, 0);
     });
 
-    test('suppressed contacts: refused at enroll (SUPPRESSED), and skipped at send (enrollment cancelled, no send row)', async (t) => {
+    test('suppressed contacts are refused at enroll (SUPPRESSED)', async (t) => {
       const w = await world(t);
       const seq = await w.notify.drips.createSequence({ name: 'refuse', steps: TWO_STEPS });
       for (const status of ['unsubscribed', 'bounced', 'complained'] as const) {
         await w.notify.contacts.upsert({ email: `${status}@example.com`, status });
         await assert.rejects(w.notify.drips.enroll({ contact: `${status}@example.com`, sequence: seq.id }), (err) => isNotifyError(err, 'SUPPRESSED') && new RegExp(status).test(err.message));
       }
-      const e = await enrolled(w, 'later@example.com');
-      // a status set through the API (not the suppression flow) leaves the enrollment active...
-      await w.notify.contacts.upsert({ email: 'later@example.com', status: 'bounced' });
+    });
+
+    test('the last check before sending: a contact unsubscribed, bounced or complained after enrolling, its enrollment left active, is cancelled with nothing sent and no send row', async (t) => {
+      const w = await world(t);
+      const store = w.notify.context.store;
+      const statuses = ['unsubscribed', 'bounced', 'complained'] as const;
+      const live = await enrolled(w, 'live@example.com');
+      const gone = [];
+      for (const status of statuses) {
+        const e = await enrolled(w, `${status}@example.com`);
+        // a status change that bypasses the suppression flow (no cancel), as a direct update or an import would make
+        await store.contacts.setStatus(e.contact_id, status, w.clock.now());
+        assert.equal((await get(w, e)).status, 'active', `${status}: still active before the run`);
+        gone.push(e);
+      }
       w.clock.advance(minutes(10));
-      // ...and the check right before sending catches it
       const r = await runDrips(w.notify.context);
-      assert.deepEqual({ sent: r.sent, cancelled: r.cancelled }, { sent: 0, cancelled: 1 });
-      assert.equal((await get(w, e)).status, 'cancelled');
-      assert.equal((await rows(w, e.id)).length, 0);
-      assert.equal(w.mailer.messages.length, 0);
+      assert.deepEqual({ sent: r.sent, cancelled: r.cancelled, failed: r.failed }, { sent: 1, cancelled: 3, failed: 0 });
+      assert.deepEqual(
+        w.mailer.messages.map((m) => m.to),
+        [['live@example.com']],
+        'only the subscribed contact is mailed',
+      );
+      for (const [i, e] of gone.entries()) {
+        const after = await get(w, e);
+        assert.deepEqual({ status: after.status, next_send_at: after.next_send_at }, { status: 'cancelled', next_send_at: null }, statuses[i]);
+        assert.deepEqual(await rows(w, e.id), [], `${statuses[i]}: no send row`);
+      }
+      assert.equal((await get(w, live)).step_index, 1);
+      // later runs never come back to them
+      w.clock.advance(minutes(24 * 60));
+      assert.equal((await w.notify.drips.process()).sent, 1, 'the live contact gets step two');
+      assert.deepEqual(
+        w.mailer.messages.map((m) => m.to[0]),
+        ['live@example.com', 'live@example.com'],
+      );
     });
 
     test('a contact pending double opt-in waits; once confirmed its due step goes out', async (t) => {

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { test } from 'node:test';
+import pino from 'pino';
 import { manualClock } from '../../src/core/clock.ts';
 import { newToken } from '../../src/core/tokens.ts';
 import { createNotify } from '../../src/notify.ts';
+import { createStore } from '../../src/store/index.ts';
 import { forEachEngine, testOptions, useNotify } from '../helpers/engines.ts';
 import { call } from '../helpers/http.ts';
 import { eventsOf, insertCampaign, insertSend, sendRow } from '../helpers/sends.ts';
@@ -28,6 +31,9 @@ forEachEngine('GET /notify/open', (h) => {
     const send = await insertSend(notify(), { campaignId });
     const first = clock.now();
     await assertPixel(await call(notify(), `/notify/open/${send.token}`, { headers: { 'user-agent': BROWSER } }));
+    await notify().flush();
+    assert.equal(Number((await sendRow(notify().context.store, send.id)).opened_at), first, 'the first load sets opened_at');
+    // the second load is written in a batch of its own, against a row whose opened_at is already set
     clock.advance(60_000);
     await assertPixel(await call(notify(), `/notify/open/${send.token}`, { headers: { 'user-agent': BROWSER } }));
     await notify().flush();
@@ -40,7 +46,11 @@ forEachEngine('GET /notify/open', (h) => {
         [campaignId, send.contactId, 0, {}],
       ],
     );
-    assert.equal(Number((await sendRow(notify().context.store, send.id)).opened_at), first);
+    assert.deepEqual(
+      events.map((e) => Number(e.created_at)),
+      [first, first + 60_000],
+    );
+    assert.equal(Number((await sendRow(notify().context.store, send.id)).opened_at), first, 'a later load does not move it');
     const counters = await notify().context.store.counters.get(campaignId);
     assert.equal(counters.opened, 1);
     assert.equal(counters.human_opened, 1);
@@ -98,12 +108,32 @@ forEachEngine('GET /notify/open', (h) => {
 
 forEachEngine('GET /notify/open with the database down', (h) => {
   test('still answers the GIF; close() reports and does not throw', async () => {
-    const notify = await createNotify(testOptions(h.url, { logLevel: 'silent' }));
+    const logs: { level: number; msg: string; events?: number; lost?: number }[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        logs.push(JSON.parse(String(chunk)));
+        cb();
+      },
+    });
+    const notify = await createNotify({ ...testOptions(h.url), logger: pino({ level: 'warn' }, stream) });
     const send = await insertSend(notify);
     await notify.context.store.close();
     await assertPixel(await call(notify, `/notify/open/${send.token}`));
     await assertPixel(await call(notify, `/notify/open/${newToken()}`));
-    await notify.close();
+    await assert.doesNotReject(notify.close());
+    // the report: the batch that failed, then how many events close() could not keep, both errors
+    const errors = logs.filter((l) => l.level >= 50).map(({ msg, events, lost }) => ({ msg, events, lost }));
+    assert.deepEqual(errors, [
+      { msg: 'tracking events could not be written', events: 2, lost: undefined },
+      { msg: 'tracking events lost on close', events: undefined, lost: 2 },
+    ]);
+    // and they are indeed not in the database
+    const store = createStore(h.url);
+    try {
+      assert.deepEqual(await eventsOf(store, send.id), []);
+    } finally {
+      await store.close();
+    }
   });
 
   test('an unreachable PostgreSQL server does not change the answer', { skip: h.engine !== 'postgres' }, async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { manualClock, minutes } from '../../src/core/clock.ts';
-import { BUCKETS, pickBucket } from '../../src/core/stats.ts';
+import { BUCKETS, createStatsService, pickBucket } from '../../src/core/stats.ts';
 import { newToken } from '../../src/core/tokens.ts';
 import { isNotifyError } from '../../src/errors.ts';
 import type { Notify } from '../../src/notify.ts';
@@ -152,11 +152,28 @@ forEachEngine('campaign stats', (h) => {
 
   test('campaign list with stats, newest first; sequences with enrollments by status', async () => {
     const db = notify().context.store.db;
+    const newest: number[] = [];
+    for (const subject of ['L1', 'L2', 'L3', 'L4']) newest.unshift(await campaign(notify(), subject));
     const list = await notify().context.store.stats.listCampaigns(3);
-    assert.ok(list.length <= 3);
-    const campaigns = await (await import('../../src/core/stats.ts')).createStatsService(notify().context).listCampaigns({ limit: 2 });
-    assert.equal(campaigns.length, 2);
-    assert.ok(campaigns[0].id > campaigns[1].id);
+    assert.deepEqual(
+      list.map((c) => [Number(c.id), c.subject]),
+      [
+        [newest[0], 'L4'],
+        [newest[1], 'L3'],
+        [newest[2], 'L2'],
+      ],
+      'the three newest, newest first',
+    );
+    assert.deepEqual(
+      (await notify().context.store.stats.listCampaigns(2, 1)).map((c) => Number(c.id)),
+      newest.slice(1, 3),
+      'offset skips the newest',
+    );
+    const campaigns = await createStatsService(notify().context).listCampaigns({ limit: 2 });
+    assert.deepEqual(
+      campaigns.map((c) => c.id),
+      newest.slice(0, 2),
+    );
     const seq = await db.insertInto('notify_sequences').values({ name: 'Welcome', created_at: T0 }).returning('id').executeTakeFirstOrThrow();
     const seqId = Number(seq.id);
     for (let i = 0; i < 2; i++) await db.insertInto('notify_steps').values({ sequence_id: seqId, position: i, delay_minutes: i * 60, subject: `Step ${i}`, created_at: T0 }).execute();
@@ -166,7 +183,7 @@ forEachEngine('campaign stats', (h) => {
       await db.insertInto('notify_enrollments').values({ sequence_id: seqId, contact_id: c.id, status, step_index: 0, attempts: 0, created_at: T0, updated_at: T0 }).execute();
     }
     await db.insertInto('notify_sequences').values({ name: 'Empty', created_at: T0 }).execute();
-    const seqs = await (await import('../../src/core/stats.ts')).createStatsService(notify().context).listSequences();
+    const seqs = await createStatsService(notify().context).listSequences();
     const welcome = seqs.find((s) => s.name === 'Welcome')!;
     assert.deepEqual(welcome, { id: seqId, name: 'Welcome', steps: 2, enrollments: { active: 2, processing: 0, completed: 1, failed: 1, cancelled: 1 }, total: 5 });
     assert.deepEqual(seqs.find((s) => s.name === 'Empty')!.total, 0);

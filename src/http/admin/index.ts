@@ -1,5 +1,6 @@
 import type { RouteModule } from '../app.ts';
 import { createStatsService } from '../../core/stats.ts';
+import { statsAfterFlush } from '../../core/tracking-stats.ts';
 import { requireAdminToken } from './auth.ts';
 import { registerCampaignPages } from './campaigns.ts';
 import { registerOutboxPages } from './outbox.ts';
@@ -9,13 +10,14 @@ import { registerOutboxPages } from './outbox.ts';
  * chart, drip sequences with enrollments by status, and the outbox. Read-only: nothing here changes
  * data, so there is no form to forge. Every request passes the token check first.
  */
-export const adminRoutes: RouteModule = (app, { ctx, views }) => {
+export const adminRoutes: RouteModule = (app, { ctx, views, recorder }) => {
   const token = ctx.config.adminToken;
   if (!token) return;
   if (token.length < 16) ctx.log.warn('adminToken is shorter than 16 characters; use a long random value');
   const auth = requireAdminToken(token);
   app.use('/notify/admin', auth);
   app.use('/notify/admin/*', auth);
-  registerCampaignPages(app, { ctx, views, stats: createStatsService(ctx) });
+  // figures include the opens and clicks this server has buffered but not yet written
+  registerCampaignPages(app, { ctx, views, stats: statsAfterFlush(createStatsService(ctx), recorder) });
   registerOutboxPages(app, { ctx, views });
 };
