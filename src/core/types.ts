@@ -1,7 +1,13 @@
 /** Public record shapes. Field names follow the spec (snake_case), timestamps are Date. */
 
-export const CONTACT_STATUSES = ['subscribed', 'pending', 'unsubscribed', 'bounced', 'complained'] as const;
+export const CONTACT_STATUSES = ['subscribed', 'pending', 'transactional', 'unsubscribed', 'bounced', 'complained'] as const;
 export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+/**
+ * Contacts that never opted in to marketing: `pending` (double opt-in not confirmed yet) and
+ * `transactional` (created by notify.send() for an unknown address). No campaign audience holds
+ * them; one-off mail still reaches them.
+ */
+export const NOT_OPTED_IN_STATUSES: readonly ContactStatus[] = ['pending', 'transactional'];
 /** Statuses that make a contact suppressed (spec part 2). */
 export const SUPPRESSED_STATUSES: readonly ContactStatus[] = ['unsubscribed', 'bounced', 'complained'];
 
