@@ -29,7 +29,8 @@ const MAX_RECIPIENTS = 50;
 /**
  * Validates everything first (nothing is stored for a refused message), drops suppressed recipients
  * (all dropped: a `suppressed` record, nothing delivered), creates the send row, then delivers.
- * A single recipient gets a contact (created when unknown) so its unsubscribe link and List-Unsubscribe work.
+ * A single recipient gets a contact (created `transactional` when unknown) so its unsubscribe link and
+ * List-Unsubscribe work.
  */
 export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecord> {
   if (typeof input !== 'object' || input === null) throw new NotifyError('INVALID_INPUT', 'send() needs a message object');
@@ -53,7 +54,9 @@ export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecor
     return ctx.store.sends.create({ token: newToken(), contact_id: firstId, to_email: to[0], subject, status: 'suppressed' }, now);
   }
   const contacts = createContactsService(ctx);
-  const contact = all.length === 1 ? ((await contacts.get(all[0])) ?? (await contacts.upsert({ email: all[0] }))) : null;
+  // A one-off message is nobody's subscription: an unknown address becomes `transactional`, which no
+  // campaign reaches; a known contact keeps its status.
+  const contact = all.length === 1 ? ((await contacts.get(all[0])) ?? (await contacts.upsert({ email: all[0] }, { initialStatus: 'transactional' }))) : null;
   const row = await ctx.store.sends.create(
     { token: newToken(), contact_id: contact?.id ?? statuses.get(emailKey(liveTo[0] ?? all[0]))?.id ?? null, to_email: liveTo[0] ?? all[0], subject, status: 'sending' },
     now,
