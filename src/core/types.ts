@@ -56,6 +56,15 @@ export interface SendRecord {
   sent_at: Date | null;
   opened_at: Date | null;
   clicked_at: Date | null;
+  /** notify.send(): the recipients left out because their contact is suppressed; empty when none */
+  suppressed_recipients: SuppressedRecipient[];
+}
+
+/** A recipient of a one-off message that was not sent to: which field it was in, its contact and why. */
+export interface SuppressedRecipient {
+  field: 'to' | 'cc' | 'bcc';
+  contact_id: number;
+  status: ContactStatus;
 }
 
 export const ENROLLMENT_STATUSES = ['active', 'processing', 'completed', 'failed', 'cancelled'] as const;
