@@ -199,3 +199,21 @@ forEachEngine("double opt-in through the 'ses' mailer", (h) => {
     assert.equal(await notify().contacts.get('quota@example.com'), undefined);
   });
 });
+
+forEachEngine('double opt-in without a usable sender', (h) => {
+  const cases = [
+    ['no fromEmail', { fromEmail: '' }],
+    ['a fromEmail that is not an address', { fromEmail: 'news at example' }],
+    ['a fromName with a line break', { fromName: 'News\r\nBcc: x@example.com' }],
+  ] as const;
+  for (const [what, sender] of cases) {
+    const notify = useInstance(h, () => ({ ...OPTIN, mailer: 'log', ...sender }));
+    test(`${what}: 503 unavailable (the operator's configuration, not the visitor's address) and nothing stored`, async () => {
+      const email = `sender-${cases.findIndex(([w]) => w === what)}@example.com`;
+      const res = await capture(notify(), form({ email }), AJAX);
+      assert.equal(res.status, 503);
+      assert.equal(((await res.json()) as { code: string }).code, 'unavailable');
+      assert.equal(await notify().contacts.get(email), undefined);
+    });
+  }
+});
