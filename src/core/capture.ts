@@ -1,7 +1,9 @@
 import type { Context } from '../context.ts';
 import type { CaptureInput } from './capture-fields.ts';
 import type { ContactsService } from './contacts.ts';
-import type { Contact } from './types.ts';
+import type { IssuedLink } from './optin.ts';
+import type { ConfirmationEmail } from './optin-mail.ts';
+import type { Contact, ContactInput, ContactStatus } from './types.ts';
 
 /**
  * What a capture post did. The HTTP layer answers every outcome with the same success response,
@@ -10,10 +12,10 @@ import type { Contact } from './types.ts';
 export type CaptureOutcome = 'subscribed' | 'updated' | 'confirmation_sent' | 'unchanged';
 
 export interface CaptureDeps {
-  ctx: Pick<Context, 'store' | 'clock' | 'config' | 'log'>;
+  ctx: Pick<Context, 'config'>;
   contacts: ContactsService;
-  /** issues a double opt-in link and emails it (core/optin.ts) */
-  requestConfirmation(contact: Contact): Promise<void>;
+  /** emails a double opt-in link and returns it for storing (core/optin.ts); throws when it could not be sent */
+  mailConfirmation(to: Omit<ConfirmationEmail, 'url'>): Promise<IssuedLink>;
 }
 
 export interface CaptureConsent {
@@ -25,45 +27,54 @@ export interface CaptureConsent {
 
 /**
  * Creates or updates the contact of a capture post (DESIGN.md section 4):
- * - new address: `subscribed`, or `pending` plus a confirmation email when doubleOptIn is on;
+ * - new address, or one only `transactional` mail went to: `subscribed`, or `pending` plus a
+ *   confirmation email when doubleOptIn is on;
  * - known address: lists are added; name and attributes only fill what is empty, because an
  *   unauthenticated post must not overwrite what the person (or the application) stored;
  * - `unsubscribed`: stays unsubscribed and gets a confirmation email, whatever doubleOptIn says:
  *   only a confirmed link lifts it, never the post itself;
  * - `bounced` / `complained`: nothing changes and nothing is sent (only an explicit API call lifts these).
+ * A confirmation email goes out before anything is written, and a failed one throws with nothing
+ * stored: the person can simply post again, and a link that arrived earlier keeps working.
  */
 export async function captureContact(deps: CaptureDeps, input: CaptureInput, consent: CaptureConsent): Promise<{ outcome: CaptureOutcome; contactId: number }> {
   const { ctx, contacts } = deps;
-  const record = { source: consent.source, ip: ctx.config.trackIpAddress ? consent.ip : null };
   const existing = await contacts.get(input.email);
-  if (!existing) {
-    const initialStatus = ctx.config.doubleOptIn ? 'pending' : 'subscribed';
-    const contact = await contacts.upsert({ email: input.email, name: input.name, lists: input.lists, attributes: input.attributes }, { consent: record, initialStatus });
-    // An erased address that had opted out comes back with its old status (contacts.upsert).
-    return settle(deps, contact, contact.status === 'subscribed' ? 'subscribed' : undefined);
-  }
-  if (existing.status === 'bounced' || existing.status === 'complained') return { outcome: 'unchanged', contactId: existing.id };
-  const fill = {
+  if (existing && (existing.status === 'bounced' || existing.status === 'complained')) return { outcome: 'unchanged', contactId: existing.id };
+  const signUp = ctx.config.doubleOptIn ? 'pending' : 'subscribed';
+  // Double opt-in switched off since a person signed up: a pending sign-up is then treated as a new one.
+  const lift: ContactStatus[] = signUp === 'subscribed' ? ['transactional', 'pending'] : ['transactional'];
+  const status = existing ? (lift.includes(existing.status) ? signUp : existing.status) : ((await contacts.rememberedStatus(input.email)) ?? signUp);
+  const link =
+    status === 'pending' || status === 'unsubscribed'
+      ? await deps.mailConfirmation({ to: existing?.email ?? input.email, name: existing?.name ?? input.name ?? null, resubscribe: status === 'unsubscribed' })
+      : undefined;
+  const contact = await contacts.upsert(existing ? fillOnly(existing, input) : { email: input.email, name: input.name, lists: input.lists, attributes: input.attributes }, {
+    initialStatus: signUp,
+    lift,
+    consent: keepsConsent(existing) ? undefined : { source: consent.source, ip: ctx.config.trackIpAddress ? consent.ip : null },
+    confirmation: link,
+  });
+  return { outcome: outcomeOf(existing, contact, link), contactId: contact.id };
+}
+
+/** A post about a known address adds lists and fills empty fields; it never overwrites stored values. */
+function fillOnly(existing: Contact, input: CaptureInput): ContactInput {
+  return {
     email: existing.email,
     lists: input.lists,
     name: existing.name ? undefined : input.name,
     attributes: Object.fromEntries(Object.entries(input.attributes).filter(([k]) => !(k in existing.attributes))),
   };
-  // Consent is the latest request while unconfirmed; a subscribed contact keeps the consent it has.
-  const keepConsent = existing.status === 'unsubscribed' || (existing.status === 'subscribed' && existing.consent_at);
-  const contact = await contacts.upsert(fill, keepConsent ? {} : { consent: record });
-  if (contact.status === 'pending' && !ctx.config.doubleOptIn) {
-    // Double opt-in was switched off since this person signed up: treat them as a new sign-up would be.
-    await ctx.store.contacts.setStatus(contact.id, 'subscribed', ctx.clock.now());
-    return { outcome: 'subscribed', contactId: contact.id };
-  }
-  return settle(deps, contact, 'updated');
 }
 
-async function settle(deps: CaptureDeps, contact: Contact, done: CaptureOutcome | undefined): Promise<{ outcome: CaptureOutcome; contactId: number }> {
-  if (contact.status === 'pending' || contact.status === 'unsubscribed') {
-    await deps.requestConfirmation(contact);
-    return { outcome: 'confirmation_sent', contactId: contact.id };
-  }
-  return { outcome: done ?? 'unchanged', contactId: contact.id };
+/** Consent is the latest request while unconfirmed; a subscribed contact keeps the consent it has. */
+function keepsConsent(existing: Contact | undefined): boolean {
+  return !!existing && (existing.status === 'unsubscribed' || (existing.status === 'subscribed' && !!existing.consent_at));
+}
+
+function outcomeOf(existing: Contact | undefined, contact: Contact, link: IssuedLink | undefined): CaptureOutcome {
+  if (link) return 'confirmation_sent';
+  if (contact.status !== 'subscribed') return 'unchanged';
+  return existing?.status === 'subscribed' ? 'updated' : 'subscribed';
 }

@@ -2,16 +2,40 @@ import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import { emailKey, isValidEmail, normalizeEmail } from './email.ts';
 import { hashToken, newToken } from './tokens.ts';
-import { CONTACT_STATUSES, type Contact, type ContactInput, isSuppressedStatus } from './types.ts';
+import type { IssuedLink } from './optin.ts';
+import { CONTACT_STATUSES, type Contact, type ContactInput, type ContactStatus, isSuppressedStatus } from './types.ts';
 
 const MAX_ATTRIBUTES_BYTES = 16 * 1024;
 const MAX_NAME = 200;
 
+/** What a caller inside notify may add to an upsert (the public API passes none of these). */
+export interface UpsertOptions {
+  consent?: { source: string | null; ip: string | null };
+  /**
+   * Status of a contact created now when the input gives none (default `subscribed`; an erased
+   * address that had opted out comes back with that opt-out instead). It also replaces a status
+   * listed in `lift` on an existing contact.
+   */
+  initialStatus?: 'subscribed' | 'pending' | 'transactional';
+  /**
+   * Statuses of an existing contact this write replaces by `initialStatus` when the input gives no
+   * status. Default `transactional`: a contact notify.send() created is not anyone's subscriber yet,
+   * so an upsert (API, import, capture) makes it what that upsert would have made of a new address.
+   */
+  lift?: readonly ContactStatus[];
+  /** a double opt-in link that was emailed: stored with the contact, replacing any earlier one */
+  confirmation?: IssuedLink;
+}
+
 export interface ContactsService {
-  upsert(input: ContactInput, extra?: { consent?: { source: string | null; ip: string | null }; initialStatus?: 'subscribed' | 'pending' }): Promise<Contact>;
+  upsert(input: ContactInput, options?: UpsertOptions): Promise<Contact>;
   get(idOrEmail: number | string): Promise<Contact | undefined>;
+  /** the opt-out an erased address had (it comes back with it), if it was erased after opting out */
+  rememberedStatus(email: string): Promise<ContactStatus | undefined>;
   erase(idOrEmail: number | string): Promise<boolean>;
 }
+
+const LIFTED_BY_DEFAULT: readonly ContactStatus[] = ['transactional'];
 
 export function createContactsService(ctx: Pick<Context, 'store' | 'clock'>): ContactsService {
   const { store, clock } = ctx;
@@ -20,30 +44,35 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock'>): Co
     if (!isValidEmail(String(idOrEmail).trim())) return undefined;
     return store.contacts.getByEmailKey(emailKey(String(idOrEmail)));
   };
+  const rememberedStatus = async (email: string) => {
+    const tomb = await store.contacts.tombstoneForEmail(hashToken(emailKey(email)));
+    return tomb && isSuppressedStatus(tomb.status) ? (tomb.status as ContactStatus) : undefined;
+  };
   return {
-    async upsert(input, extra = {}) {
+    async upsert(input, options = {}) {
       const email = normalizeEmail(input?.email);
       validateInput(input);
-      const key = emailKey(email);
       // An erased address that had opted out stays opted out if it comes back without an explicit status.
-      const tomb = input.status ? undefined : await store.contacts.tombstoneForEmail(hashToken(key));
-      const remembered = tomb && isSuppressedStatus(tomb.status) ? (tomb.status as Contact['status']) : undefined;
+      const remembered = input.status ? undefined : await rememberedStatus(email);
       const now = clock.now();
       return store.contacts.upsert(
         {
           email,
-          email_key: key,
+          email_key: emailKey(email),
           name: input.name,
           attributes: input.attributes,
           status: input.status,
-          initialStatus: remembered ?? extra.initialStatus ?? 'subscribed',
+          initialStatus: remembered ?? options.initialStatus ?? 'subscribed',
+          lift: options.lift ?? LIFTED_BY_DEFAULT,
           unsubscribe_token: newToken(),
           lists: input.lists,
-          consent: extra.consent ? { at: now, ...extra.consent } : undefined,
+          consent: options.consent ? { at: now, ...options.consent } : undefined,
+          confirmation: options.confirmation,
         },
         now,
       );
     },
+    rememberedStatus,
     get,
     async erase(idOrEmail) {
       const contact = await get(idOrEmail);

@@ -1,7 +1,8 @@
 import type { Context } from '../context.ts';
-import { NotifyError } from '../errors.ts';
+import { isNotifyError, NotifyError } from '../errors.ts';
 import type { Mailer } from '../mail/contract.ts';
 import type { Views } from '../render/views.ts';
+import { formatFrom } from './headers.ts';
 import { newToken } from './tokens.ts';
 
 export interface ConfirmationEmail {
@@ -15,26 +16,23 @@ export interface ConfirmationEmail {
 export type SendConfirmation = (email: ConfirmationEmail, views: Views) => Promise<void>;
 
 /**
- * Sends the double opt-in email straight through the mailer. It deliberately skips the campaign
- * dispatcher's suppression check: a person who unsubscribed and asks to come back must get this one
- * email, and it carries no tracking. The body is the view `notify/emails/subscribe_confirm` (overridable).
+ * Sends the double opt-in email through the instance's mailer (whatever the `mailer` option names; in
+ * testMode that mailer logs instead of sending). It deliberately skips the campaign dispatcher's
+ * suppression check: a person who unsubscribed and asks to come back must get this one email, and it
+ * carries no tracking. The body is the view `notify/emails/subscribe_confirm` (overridable).
+ * Throws MAILER_FAILED when the mailer threw or refused, MISSING_SENDER / CONFIG_INVALID when no
+ * usable from address is configured.
  */
-export function createConfirmationSender(ctx: Pick<Context, 'config' | 'log'>, mailer: () => Mailer | undefined): SendConfirmation {
+export function createConfirmationSender(ctx: Pick<Context, 'config'>, mailer: () => Mailer): SendConfirmation {
   return async (email, views) => {
     const subject = email.resubscribe ? 'Confirm that you want to subscribe again' : 'Please confirm your subscription';
+    const from = sender(ctx.config);
     const data = { url: email.url, name: email.name ?? '', email: email.to, resubscribe: email.resubscribe, subject };
     const html = await views.render('notify/emails/subscribe_confirm', data);
     const text = await views.render('notify/emails/subscribe_confirm_text', data);
-    const transport = mailer();
-    if (!transport) {
-      // testMode, or a mailer this build cannot open yet: the would-be send is logged, as for every email.
-      ctx.log.info({ to: email.to, subject, confirmUrl: email.url }, 'double opt-in email (not sent: testMode or no mailer)');
-      return;
-    }
-    const from = formatFrom(ctx.config.fromName, ctx.config.fromEmail);
     let result: Awaited<ReturnType<Mailer['send']>>;
     try {
-      result = await transport.send({ from, to: [email.to], subject, html, text, headers: {}, sendToken: newToken() });
+      result = await mailer().send({ from, to: [email.to], subject, html, text, headers: {}, sendToken: newToken() });
     } catch (err) {
       throw new NotifyError('MAILER_FAILED', `Confirmation email to ${email.to} failed: ${(err as Error).message}`, {}, { cause: err });
     }
@@ -42,8 +40,12 @@ export function createConfirmationSender(ctx: Pick<Context, 'config' | 'log'>, m
   };
 }
 
-function formatFrom(name: string, address: string): string {
-  if (!address) throw new NotifyError('MISSING_SENDER', 'Double opt-in needs a from address: set fromEmail');
-  if (/[\r\n]/.test(name + address)) throw new NotifyError('HEADER_INJECTION', 'fromName or fromEmail contains CR or LF');
-  return name ? `"${name.replace(/["\\]/g, '\\$&')}" <${address}>` : address;
+/** The configured From; a bad one is the operator's configuration, never the person signing up. */
+function sender(config: Pick<Context['config'], 'fromName' | 'fromEmail'>): string {
+  try {
+    return formatFrom(config.fromName, config.fromEmail).header;
+  } catch (err) {
+    if (isNotifyError(err, 'MISSING_SENDER')) throw new NotifyError('MISSING_SENDER', 'Double opt-in needs a from address: set fromEmail (or NOTIFY_FROM_EMAIL)');
+    throw new NotifyError('CONFIG_INVALID', `Double opt-in cannot send: ${(err as Error).message}`, { option: 'fromEmail' }, { cause: err });
+  }
 }

@@ -3,7 +3,7 @@ import type { Context } from '../context.ts';
 import type { Views } from '../render/views.ts';
 import type { ConfirmationEmail, SendConfirmation } from './optin-mail.ts';
 import { hashToken, isWellFormedToken, newToken } from './tokens.ts';
-import type { Contact, ContactStatus } from './types.ts';
+import type { ContactStatus } from './types.ts';
 
 /** A confirmation link works for a week; later, signing up again sends a fresh one. */
 export const CONFIRM_TTL_MS = 7 * 24 * 60 * 60_000;
@@ -13,9 +13,19 @@ const CONFIRMABLE: ContactStatus[] = ['pending', 'unsubscribed'];
 
 export type LinkState = 'valid' | 'invalid' | 'expired';
 
+/** A link that was emailed: what the contact's row must hold for it to work (only the token's hash). */
+export interface IssuedLink {
+  tokenHash: string;
+  at: number;
+}
+
 export interface Optin {
-  /** issues a new link (replacing any earlier one: only its hash is stored) and emails it */
-  requestConfirmation(contact: Contact): Promise<void>;
+  /**
+   * Emails a new link and returns it; stores nothing. The caller stores it with the contact
+   * (replacing any earlier link) only once the email has left, so a failed email leaves no trace and
+   * an earlier link that did arrive keeps working.
+   */
+  mailConfirmation(to: Omit<ConfirmationEmail, 'url'>): Promise<IssuedLink>;
   /** what a GET of the link shows; never changes anything (mail scanners follow links) */
   inspect(token: string): Promise<LinkState>;
   /** the POST of the confirm page: `subscribed`, consent recorded as now (and the IP when trackIpAddress) */
@@ -31,12 +41,11 @@ export function createOptin(ctx: Pick<Context, 'store' | 'clock' | 'config'>, vi
     return { state: 'valid' as const, found };
   };
   return {
-    async requestConfirmation(contact) {
+    async mailConfirmation(to) {
       const token = newToken();
-      await ctx.store.optin.issue(contact.id, hashToken(token), ctx.clock.now());
-      const url = `${trackingHost(ctx.config)}/notify/confirm/${token}`;
-      const email: ConfirmationEmail = { to: contact.email, name: contact.name, url, resubscribe: contact.status === 'unsubscribed' };
-      await send(email, views);
+      const at = ctx.clock.now();
+      await send({ ...to, url: `${trackingHost(ctx.config)}/notify/confirm/${token}` }, views);
+      return { tokenHash: hashToken(token), at };
     },
     async inspect(token) {
       return (await lookup(token)).state;

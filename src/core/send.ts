@@ -6,7 +6,7 @@ import { dispatcherFor } from './dispatch.ts';
 import { emailKey, normalizeEmail } from './email.ts';
 import { checkHeaders, checkSubject, formatFrom } from './headers.ts';
 import { newToken } from './tokens.ts';
-import { isSuppressedStatus, type SendRecord } from './types.ts';
+import { type ContactStatus, isSuppressedStatus, type SendRecord, type SuppressedRecipient } from './types.ts';
 
 /** notify.send(): one message, now. */
 export interface SendInput extends ContentInput {
@@ -27,9 +27,11 @@ export interface SendInput extends ContentInput {
 const MAX_RECIPIENTS = 50;
 
 /**
- * Validates everything first (nothing is stored for a refused message), drops suppressed recipients
- * (all dropped: a `suppressed` record, nothing delivered), creates the send row, then delivers.
- * A single recipient gets a contact (created when unknown) so its unsubscribe link and List-Unsubscribe work.
+ * Validates everything first (nothing is stored for a refused message), leaves out suppressed
+ * recipients (named on the send row; all left out: a `suppressed` record, nothing delivered), creates
+ * the send row, then delivers.
+ * A single recipient gets a contact (created `transactional` when unknown) so its unsubscribe link and
+ * List-Unsubscribe work.
  */
 export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecord> {
   if (typeof input !== 'object' || input === null) throw new NotifyError('INVALID_INPUT', 'send() needs a message object');
@@ -44,18 +46,27 @@ export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecor
   checkContent(input);
 
   const statuses = await ctx.store.contacts.statusesByEmailKey([...new Set([...to, ...cc, ...bcc].map(emailKey))]);
-  const keep = (list: string[]) => list.filter((a) => !isSuppressedStatus(statuses.get(emailKey(a))?.status ?? 'subscribed'));
-  const [liveTo, liveCc, liveBcc] = [keep(to), keep(cc), keep(bcc)];
+  const { live, dropped } = leaveOutSuppressed({ to, cc, bcc }, statuses);
+  const [liveTo, liveCc, liveBcc] = [live.to, live.cc, live.bcc];
   const now = ctx.clock.now();
   const all = [...liveTo, ...liveCc, ...liveBcc];
   if (all.length === 0) {
     const firstId = statuses.get(emailKey(to[0]))?.id ?? null;
-    return ctx.store.sends.create({ token: newToken(), contact_id: firstId, to_email: to[0], subject, status: 'suppressed' }, now);
+    return ctx.store.sends.create({ token: newToken(), contact_id: firstId, to_email: to[0], subject, status: 'suppressed', suppressed_recipients: dropped }, now);
   }
   const contacts = createContactsService(ctx);
-  const contact = all.length === 1 ? ((await contacts.get(all[0])) ?? (await contacts.upsert({ email: all[0] }))) : null;
+  // A one-off message is nobody's subscription: an unknown address becomes `transactional`, which no
+  // campaign reaches; a known contact keeps its status.
+  const contact = all.length === 1 ? ((await contacts.get(all[0])) ?? (await contacts.upsert({ email: all[0] }, { initialStatus: 'transactional' }))) : null;
   const row = await ctx.store.sends.create(
-    { token: newToken(), contact_id: contact?.id ?? statuses.get(emailKey(liveTo[0] ?? all[0]))?.id ?? null, to_email: liveTo[0] ?? all[0], subject, status: 'sending' },
+    {
+      token: newToken(),
+      contact_id: contact?.id ?? statuses.get(emailKey(liveTo[0] ?? all[0]))?.id ?? null,
+      to_email: liveTo[0] ?? all[0],
+      subject,
+      status: 'sending',
+      suppressed_recipients: dropped,
+    },
     now,
   );
   const dispatcher = dispatcherFor(ctx);
@@ -73,6 +84,27 @@ export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecor
   }
   await ctx.store.sends.finish([outcome], ctx.clock.now());
   return (await ctx.store.sends.getById(row.id))!;
+}
+
+type Field = SuppressedRecipient['field'];
+
+/**
+ * Each field's addresses without those whose contact is unsubscribed, bounced or complained, and
+ * what was left out (recorded on the send row). Each field is checked on its own: a live `to` must
+ * never carry a suppressed cc or bcc along.
+ */
+function leaveOutSuppressed(fields: Record<Field, string[]>, statuses: Map<string, { id: number; status: string }>) {
+  const dropped: SuppressedRecipient[] = [];
+  const live = {} as Record<Field, string[]>;
+  for (const field of ['to', 'cc', 'bcc'] as const) {
+    live[field] = fields[field].filter((address) => {
+      const known = statuses.get(emailKey(address));
+      if (!known || !isSuppressedStatus(known.status)) return true;
+      dropped.push({ field, contact_id: known.id, status: known.status as ContactStatus });
+      return false;
+    });
+  }
+  return { live, dropped };
 }
 
 function addresses(value: unknown, field: string): string[] {

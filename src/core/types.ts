@@ -1,7 +1,13 @@
 /** Public record shapes. Field names follow the spec (snake_case), timestamps are Date. */
 
-export const CONTACT_STATUSES = ['subscribed', 'pending', 'unsubscribed', 'bounced', 'complained'] as const;
+export const CONTACT_STATUSES = ['subscribed', 'pending', 'transactional', 'unsubscribed', 'bounced', 'complained'] as const;
 export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+/**
+ * Contacts that never opted in to marketing: `pending` (double opt-in not confirmed yet) and
+ * `transactional` (created by notify.send() for an unknown address). No campaign audience holds
+ * them; one-off mail still reaches them.
+ */
+export const NOT_OPTED_IN_STATUSES: readonly ContactStatus[] = ['pending', 'transactional'];
 /** Statuses that make a contact suppressed (spec part 2). */
 export const SUPPRESSED_STATUSES: readonly ContactStatus[] = ['unsubscribed', 'bounced', 'complained'];
 
@@ -50,6 +56,15 @@ export interface SendRecord {
   sent_at: Date | null;
   opened_at: Date | null;
   clicked_at: Date | null;
+  /** notify.send(): the recipients left out because their contact is suppressed; empty when none */
+  suppressed_recipients: SuppressedRecipient[];
+}
+
+/** A recipient of a one-off message that was not sent to: which field it was in, its contact and why. */
+export interface SuppressedRecipient {
+  field: 'to' | 'cc' | 'bcc';
+  contact_id: number;
+  status: ContactStatus;
 }
 
 export const ENROLLMENT_STATUSES = ['active', 'processing', 'completed', 'failed', 'cancelled'] as const;

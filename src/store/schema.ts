@@ -80,6 +80,8 @@ export interface SendsTable {
   /** first open/click classified human (migration 004) */
   human_opened_at: number | null;
   human_clicked_at: number | null;
+  /** notify.send(): JSON list of the suppressed recipients left out (migration 008); null when none */
+  suppressed_recipients: string | unknown[] | null;
 }
 
 export interface EventsTable {

@@ -68,8 +68,8 @@ export function recordingMailer(): Mailer & { sent: OutgoingMessage[] } {
   };
 }
 
-/** The confirmation link in a message's text part. */
-export function confirmLink(message: OutgoingMessage): string {
+/** The confirmation link in a message's text part (an OutgoingMessage, or a mail parsed off the wire). */
+export function confirmLink(message: { text?: string }): string {
   const m = /https?:\/\/\S+\/notify\/confirm\/[A-Za-z0-9_-]{22}/.exec(message.text ?? '');
   if (!m) throw new Error(`no confirmation link in ${message.text}`);
   return m[0];

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import pino from 'pino';
 import { isNotifyError } from '../../src/errors.ts';
 import type { Mailer, OutgoingMessage } from '../../src/mail/contract.ts';
 import type { SendInput } from '../../src/core/send.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { forEachEngine, testOptions, useNotify } from '../helpers/engines.ts';
+import { recordingLogger } from '../helpers/log-lines.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 
 const HOST = 'https://t.example.net';
@@ -188,18 +187,12 @@ forEachEngine('mailer outcomes and testMode', (h) => {
 });
 
 forEachEngine('testMode', (h) => {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      lines.push(JSON.parse(String(chunk)));
-      cb();
-    },
-  });
+  const { logger, lines } = recordingLogger();
   let sink: SmtpSink;
   let notify: Notify;
   before(async () => {
     sink = await startSmtpSink();
-    notify = await createNotify({ ...testOptions(h.url, { mailer: sink.url, testMode: true, batchSize: 10 }), logger: pino({ level: 'info' }, stream) });
+    notify = await createNotify({ ...testOptions(h.url, { mailer: sink.url, testMode: true, batchSize: 10 }), logger });
   });
   after(async () => {
     await notify.close();

@@ -1,8 +1,7 @@
-import type { Context } from '../../context.ts';
 import { createContactsService } from '../../core/contacts.ts';
+import { dispatcherFor } from '../../core/dispatch.ts';
 import { createOptin } from '../../core/optin.ts';
 import { createConfirmationSender } from '../../core/optin-mail.ts';
-import type { Mailer } from '../../mail/contract.ts';
 import type { RouteModule } from '../app.ts';
 import { createLimiterStore } from '../rate-limit/index.ts';
 import { doConfirm, showConfirm } from './confirm.ts';
@@ -18,11 +17,12 @@ export const captureRoutes: RouteModule = (app, parts) => {
   parts.onClose?.(() => limits.close());
   const { views } = parts;
   const contacts = createContactsService(ctx);
-  const optin = createOptin(ctx, views, createConfirmationSender(ctx, () => confirmationMailer(ctx)));
+  // the instance's one mailer (one SMTP pool), as the `mailer` option and testMode make it
+  const optin = createOptin(ctx, views, createConfirmationSender(ctx, () => dispatcherFor(ctx).mailer));
   const deps = {
     ctx,
     contacts,
-    requestConfirmation: optin.requestConfirmation,
+    mailConfirmation: optin.mailConfirmation,
     ipLimiter: ctx.config.captureRateLimit > 0 ? limits.limiter({ name: 'capture:ip', points: ctx.config.captureRateLimit, windowSec: 60 }) : undefined,
     addressLimiter: limits.limiter(ADDRESS_RULE),
   };
@@ -31,13 +31,3 @@ export const captureRoutes: RouteModule = (app, parts) => {
   app.post('/notify/confirm/:token', (c) => doConfirm(c, parts, optin));
 };
 
-/**
- * The mailer for confirmation emails: none in testMode (logged instead), the application's Mailer
- * object when it passed one. String mailer specs are opened by the mail module (issue 3); until it
- * lands here they are logged like testMode.
- */
-function confirmationMailer(ctx: Context): Mailer | undefined {
-  if (ctx.config.testMode) return undefined;
-  const m = ctx.config.mailer as unknown;
-  return typeof m === 'object' && m !== null ? (m as Mailer) : undefined;
-}

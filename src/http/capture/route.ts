@@ -79,7 +79,7 @@ async function store(c: HonoContext, deps: CaptureHandlerDeps, reply: Reply, inp
     await captureContact(deps, input, { source: consentSource(c.req.header('referer')), ip: o.ip || null });
   } catch (err) {
     if (isNotifyError(err, 'INVALID_INPUT') || isNotifyError(err, 'INVALID_EMAIL')) return reply.fail(422, codeOf(err), [err.message]);
-    if (isNotifyError(err, 'MAILER_FAILED') || isNotifyError(err, 'MISSING_SENDER') || isNotifyError(err, 'STORE_UNAVAILABLE')) {
+    if (UNAVAILABLE.some((code) => isNotifyError(err, code))) {
       deps.ctx.log.error({ err }, 'capture: could not complete a sign-up');
       return reply.fail(503, 'unavailable', [MESSAGES.unavailable]);
     }
@@ -87,6 +87,9 @@ async function store(c: HonoContext, deps: CaptureHandlerDeps, reply: Reply, inp
   }
   return reply.ok(o.success);
 }
+
+/** Failures of the service, not of the post: the same post may simply be sent again later. */
+const UNAVAILABLE = ['MAILER_FAILED', 'MISSING_SENDER', 'CONFIG_INVALID', 'STORE_UNAVAILABLE'] as const;
 
 /** Stable codes for the JSON answer: invalid_email, invalid_name, invalid_list, or invalid_field. */
 function codeOf(err: { code: string; details?: Record<string, unknown> }): string {

@@ -6,6 +6,7 @@ import * as m004 from './004_tracking.ts';
 import * as m004b from './004_event_click_window.ts';
 import * as m004c from './004_events_click_index.ts';
 import * as m007 from './007_capture.ts';
+import * as m008 from './008_send_suppressed_recipients.ts';
 import * as m003 from './003_sending.ts';
 
 /** What a migration needs to know to write one definition for both engines. */
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   '004_events_click_index': m004c,
   '007_capture': m007,
   '003_sending': m003,
+  '008_send_suppressed_recipients': m008,
 };
 
 export function migrationContext(kind: DialectKind): MigrationContext {

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Campaign, CampaignStatus } from '../../core/types.ts';
+import { type Campaign, type CampaignStatus, NOT_OPTED_IN_STATUSES } from '../../core/types.ts';
 import { layoutColumn, layoutOf, parseJson, toDate } from '../rows.ts';
 import type { CampaignsTable, Database } from '../schema.ts';
 
@@ -34,7 +34,8 @@ export interface CampaignsRepo {
   setStatus(id: number, status: CampaignStatus, now: number): Promise<void>;
   /**
    * Audience members (the campaign's list, or every contact) without a send row for the campaign,
-   * ordered by id after `afterId`. Contacts still `pending` double opt-in are not part of an audience.
+   * ordered by id after `afterId`. Contacts that never opted in (`pending` double opt-in, `transactional`)
+   * are not part of an audience.
    */
   unsent(campaign: Pick<Campaign, 'id' | 'list'>, afterId: number, limit: number): Promise<AudienceMember[]>;
   countUnsent(campaign: Pick<Campaign, 'id' | 'list'>): Promise<number>;
@@ -76,7 +77,7 @@ export function createCampaignsRepo(db: Kysely<Database>): CampaignsRepo {
       .executeTakeFirst();
 
   const audience = (c: Pick<Campaign, 'id' | 'list'>) => {
-    let q = db.selectFrom('notify_contacts as c').where('c.status', '<>', 'pending');
+    let q = db.selectFrom('notify_contacts as c').where('c.status', 'not in', NOT_OPTED_IN_STATUSES);
     if (c.list !== null) {
       q = q
         .innerJoin('notify_list_members as m', 'm.contact_id', 'c.id')

@@ -13,13 +13,20 @@ export interface ContactWrite {
   status?: ContactStatus;
   /** status for a contact created now, when no explicit status is given */
   initialStatus: ContactStatus;
+  /** statuses of an existing contact replaced by initialStatus when no explicit status is given */
+  lift?: readonly ContactStatus[];
   unsubscribe_token: string;
   lists?: string[];
   consent?: { at: number; source: string | null; ip: string | null };
+  /** a double opt-in link that was emailed (hash of its token, when it was sent) */
+  confirmation?: { tokenHash: string; at: number };
 }
 
 export interface ContactsRepo {
-  /** Inserts or updates by email_key; attributes merge, lists are added, status changes only when given. */
+  /**
+   * Inserts or updates by email_key, in one transaction; attributes merge, lists are added; the status
+   * changes only when given, or when the stored one is in `lift`.
+   */
   upsert(input: ContactWrite, now: number): Promise<Contact>;
   getById(id: number): Promise<Contact | undefined>;
   getByEmailKey(emailKey: string): Promise<Contact | undefined>;
@@ -85,6 +92,8 @@ export function createContactsRepo(db: Kysely<Database>): ContactsRepo {
               consent_at: input.consent?.at ?? null,
               consent_source: input.consent?.source ?? null,
               consent_ip: input.consent?.ip ?? null,
+              confirm_token_hash: input.confirmation?.tokenHash ?? null,
+              confirm_sent_at: input.confirmation?.at ?? null,
               created_at: now,
               updated_at: now,
             })
@@ -95,13 +104,15 @@ export function createContactsRepo(db: Kysely<Database>): ContactsRepo {
           contactId = Number(inserted.id);
         } else {
           contactId = Number(existing.id);
+          const status = input.status ?? (input.lift?.includes(existing.status as ContactStatus) ? input.initialStatus : undefined);
           await trx
             .updateTable('notify_contacts')
             .set({
               ...(input.name !== undefined ? { name: input.name } : {}),
-              ...(input.status !== undefined ? { status: input.status } : {}),
+              ...(status !== undefined ? { status } : {}),
               ...(input.attributes ? { attributes: JSON.stringify({ ...parseJson(existing.attributes), ...input.attributes }) } : {}),
               ...(input.consent ? { consent_at: input.consent.at, consent_source: input.consent.source, consent_ip: input.consent.ip } : {}),
+              ...(input.confirmation ? { confirm_token_hash: input.confirmation.tokenHash, confirm_sent_at: input.confirmation.at } : {}),
               updated_at: now,
             })
             .where('id', '=', contactId)

@@ -8,10 +8,11 @@ export interface PendingConfirmation {
   sentAt: number | null;
 }
 
-/** Double opt-in links: only the hash of a link's token is stored (notify_contacts.confirm_token_hash). */
+/**
+ * Double opt-in links: only the hash of a link's token is stored (notify_contacts.confirm_token_hash).
+ * A link is stored with the contact's write (ContactsRepo.upsert), once its email has left.
+ */
 export interface OptinRepo {
-  /** replaces any earlier link of the contact (the newest email's link is the one that works) */
-  issue(contactId: number, tokenHash: string, now: number): Promise<void>;
   find(tokenHash: string): Promise<PendingConfirmation | undefined>;
   /**
    * Atomically: when the link is still the contact's and the status is one of `from`, set `subscribed`,
@@ -22,9 +23,6 @@ export interface OptinRepo {
 
 export function createOptinRepo(db: Kysely<Database>): OptinRepo {
   return {
-    async issue(contactId, tokenHash, now) {
-      await db.updateTable('notify_contacts').set({ confirm_token_hash: tokenHash, confirm_sent_at: now, updated_at: now }).where('id', '=', contactId).execute();
-    },
     async find(tokenHash) {
       const row = await db
         .selectFrom('notify_contacts')

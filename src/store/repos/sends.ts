@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { SendRecord, SendStatus } from '../../core/types.ts';
+import type { SendRecord, SendStatus, SuppressedRecipient } from '../../core/types.ts';
 import { toDate } from '../rows.ts';
 import type { Database, SendsTable } from '../schema.ts';
 
@@ -14,6 +14,7 @@ export interface NewSend {
   subject: string;
   status: SendStatus;
   error?: string | null;
+  suppressed_recipients?: SuppressedRecipient[];
 }
 
 /** The outcome of one delivery attempt, written back in batches. */
@@ -78,7 +79,14 @@ export function toSendRecord(row: Row): SendRecord {
     sent_at: toDate(row.sent_at),
     opened_at: toDate(row.opened_at),
     clicked_at: toDate(row.clicked_at),
+    suppressed_recipients: listOf(row.suppressed_recipients) as SuppressedRecipient[],
   };
+}
+
+/** A JSON list column: text on SQLite, already parsed jsonb on PostgreSQL. */
+function listOf(value: unknown): unknown[] {
+  const parsed = typeof value === 'string' && value !== '' ? JSON.parse(value) : value;
+  return Array.isArray(parsed) ? parsed : [];
 }
 
 const values = (r: NewSend, now: number) => ({
@@ -92,6 +100,7 @@ const values = (r: NewSend, now: number) => ({
   subject: r.subject,
   status: r.status,
   error: r.error ?? null,
+  suppressed_recipients: r.suppressed_recipients?.length ? JSON.stringify(r.suppressed_recipients) : null,
   created_at: now,
   updated_at: now,
 });
