@@ -71,6 +71,11 @@ for (const engine of ENGINES) {
     after(() => d?.close());
 
     test('double opt-in: the capture post sends the confirmation over SMTP, its link confirms on POST only', async () => {
+      const bad = await fetch(`${server}/notify/capture`, { method: 'POST', headers: { accept: 'application/json' }, body: new URLSearchParams({ email: 'not-an-address' }) });
+      assert.equal(bad.status, 422);
+      assert.deepEqual({ ...(await bad.json()), errors: undefined }, { ok: false, code: 'invalid_email', errors: undefined });
+      assert.deepEqual(await queryRows(d.database, 'select email from notify_contacts'), [], 'a refused post stores nothing');
+
       const res = await fetch(`${server}/notify/capture`, {
         method: 'POST',
         headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
@@ -118,6 +123,11 @@ for (const engine of ENGINES) {
         assert.equal(r.pixel.contentType, 'image/gif');
         assert.equal(r.pixel.bytes, 43);
       }
+      const link = new URL(trackedLinks(first)[0].href);
+      const ref = link.searchParams.get('l') ?? '';
+      link.searchParams.set('l', ref.slice(0, -2) + (ref.endsWith('xx') ? 'yy' : 'xx'));
+      const forged = await hit(link.href);
+      assert.deepEqual([forged.status, forged.location], [404, null], 'a tampered link reference redirects nowhere');
       const wrong = readings.flatMap((r) => r.clicks.filter((c) => ![302, 303].includes(c.status) || c.location !== DESTINATIONS[c.text]).map((c) => ({ to: r.to, link: c.text, status: c.status, location: c.location })));
       assert.deepEqual(wrong, [], 'every tracked link redirects to the URL the template gave it');
     });
