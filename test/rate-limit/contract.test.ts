@@ -9,6 +9,7 @@ import { limiterStores } from '../../src/http/rate-limit/registry.ts';
 import { createStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/contract.ts';
 import { ENGINES, freshDatabaseUrl } from '../helpers/engines.ts';
+import { handles, settlesTo } from '../helpers/handles.ts';
 
 /**
  * One contract for every rate-limit store. A store joins by adding one case below: how to reach
@@ -92,23 +93,6 @@ const CASES: StoreCase[] = [
 let ruleSeq = 0;
 /** A rule of its own per test, so no test sees another's hits. */
 const rule = (points: number, windowSec = 60): LimitRule => ({ name: `contract-${++ruleSeq}`, points, windowSec });
-
-/** Active handles that keep the process alive (sockets, ref'd timers), by kind. */
-function handles(): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const kind of process.getActiveResourcesInfo()) if (kind !== 'TTYWrap' && kind !== 'FSReqCallback') out[kind] = (out[kind] ?? 0) + 1;
-  return out;
-}
-
-async function settlesTo(expected: Record<string, number>, ms = 2000): Promise<Record<string, number>> {
-  const until = Date.now() + ms;
-  let now = handles();
-  while (JSON.stringify(now) !== JSON.stringify(expected) && Date.now() < until) {
-    await sleep(20);
-    now = handles();
-  }
-  return now;
-}
 
 for (const c of CASES) {
   describe(`rate-limit store contract: ${c.name}`, { skip: c.skip ?? false }, () => {
