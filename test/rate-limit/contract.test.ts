@@ -9,7 +9,7 @@ import { limiterStores } from '../../src/http/rate-limit/registry.ts';
 import { createStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/contract.ts';
 import { ENGINES, freshDatabaseUrl } from '../helpers/engines.ts';
-import { handles, settlesTo } from '../helpers/handles.ts';
+import { quiet, settlesTo } from '../helpers/handles.ts';
 
 /**
  * One contract for every rate-limit store. A store joins by adding one case below: how to reach
@@ -152,7 +152,7 @@ for (const c of CASES) {
     });
 
     test('close() releases every connection and timer the store opened', async () => {
-      const baseline = handles();
+      const baseline = await quiet();
       const store = backend.open();
       await store.limiter(rule(5)).consume('client');
       await store.close();
