@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
-import { isNotifyError, NotifyError } from '../src/errors.ts';
+import { isNotifyError, type NotifyError } from '../src/errors.ts';
 import { limiterStores } from '../src/http/rate-limit/registry.ts';
 import type { Mailer, OutgoingMessage } from '../src/mail/contract.ts';
 import { mailTransports } from '../src/mail/registry.ts';
