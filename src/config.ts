@@ -3,6 +3,10 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { NotifyError } from './errors.ts';
+import { limiterStores } from './http/rate-limit/registry.ts';
+import { mailTransports } from './mail/registry.ts';
+import { listOf } from './registry.ts';
+import { webhookDrivers } from './webhooks/registry.ts';
 
 const int = (min: number) => z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number').min(min, `must be at least ${min}`);
 const bool = z.preprocess((v) => {
@@ -23,28 +27,19 @@ const databaseUrl = z.string().refine((v) => /^sqlite:.+/.test(v) || /^postgres(
   message: "must be 'sqlite:<path>' or 'postgres://user@host:port/db'",
 });
 const mailerSpec = z.union([
-  z.string().refine((v) => v === 'log' || v === 'ses' || /^outbox:.+/.test(v) || /^smtps?:\/\/[^\s]+$/.test(v), {
-    message: "must be 'smtp://...', 'smtps://...', 'ses', 'outbox:<dir>', 'log' or a Mailer object",
-  }),
+  z.string().refine((v) => mailTransports.accepts(v), () => ({ message: `must be ${listOf([...mailTransports.forms, 'a Mailer object'])}` })),
   z.custom<object>((v) => typeof v === 'object' && v !== null && typeof (v as { send?: unknown }).send === 'function', 'must be a Mailer object with send()'),
 ]);
-export const BUILTIN_WEBHOOK_DRIVERS = ['ses', 'postmark', 'sendgrid', 'mailgun'] as const;
-/** The built-in drivers' class names name them too (the spec's "class name" form). */
-export const WEBHOOK_DRIVER_CLASSES: Readonly<Record<string, (typeof BUILTIN_WEBHOOK_DRIVERS)[number]>> = {
-  SesSnsWebhookDriver: 'ses',
-  PostmarkWebhookDriver: 'postmark',
-  SendGridWebhookDriver: 'sendgrid',
-  MailgunWebhookDriver: 'mailgun',
-};
 const webhookDriverSpec = z.union([
-  z.string().refine((v) => v === '' || (BUILTIN_WEBHOOK_DRIVERS as readonly string[]).includes(v) || Object.hasOwn(WEBHOOK_DRIVER_CLASSES, v) || /^[^#\s]+#[A-Za-z_$][\w$]*$/.test(v), {
-    message: `must be empty, one of ${BUILTIN_WEBHOOK_DRIVERS.join(', ')} (or their class names), or '<module>#<ExportName>'`,
-  }),
+  z.string().refine(
+    (v) => v === '' || webhookDrivers.accepts(v),
+    () => ({
+      message: `must be empty, one of ${webhookDrivers.names.join(', ')} (or their class names ${webhookDrivers.aliases.join(', ')}), '<module>#<ExportName>' or a WebhookDriverInterface object`,
+    }),
+  ),
   z.custom<object>((v) => typeof v === 'object' && v !== null && typeof (v as { verifySignature?: unknown }).verifySignature === 'function', 'must be a WebhookDriverInterface'),
 ]);
-const rateLimitStore = z.string().refine((v) => v === 'memory' || v === 'database' || /^rediss?:\/\/[^\s]+$/.test(v), {
-  message: "must be 'memory', 'database' or 'redis://...'",
-});
+const rateLimitStore = z.string().refine((v) => limiterStores.accepts(v), () => ({ message: `must be ${listOf(limiterStores.forms)}` }));
 
 /** Every option, its type and its default. Spec part 8 first, then DESIGN.md section 3. */
 export const configSchema = z
