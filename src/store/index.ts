@@ -11,7 +11,7 @@ import { createEventsRepo } from './repos/events.ts';
 import { createLinksRepo } from './repos/links.ts';
 import { createMetaRepo } from './repos/meta.ts';
 import { createStatsRepo } from './repos/stats.ts';
-import { createTrackingRepo } from './repos/tracking.ts';
+import { createTrackingRepo } from './repos/tracking-batches.ts';
 import { createOptinRepo } from './repos/optin.ts';
 import { createRateLimitsRepo } from './repos/rate-limits.ts';
 import { createSendsRepo } from './repos/sends.ts';

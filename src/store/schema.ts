@@ -101,7 +101,7 @@ export interface EventsTable {
 
 export interface LinksTable {
   id: Generated<number>;
-  /** c<campaignId> | s<stepId> | m<sendId>, see core/links.ts */
+  /** c<campaignId> | s<stepId> | m<sendId>, see core/link-refs.ts */
   scope: string;
   position: number;
   url: string;
