@@ -46,7 +46,7 @@ const rateLimitStore = z.string().refine((v) => v === 'memory' || v === 'databas
   message: "must be 'memory', 'database' or 'redis://...'",
 });
 
-/** Every option, its type and its default. Spec part 8 first, then DESIGN.md section 3. */
+/** Every option, its type and its default: the interface spec's options first, then notify's own. */
 export const configSchema = z
   .object({
     fromName: z.string().default(''),
@@ -182,7 +182,7 @@ function readEnvSources(env: Record<string, string | undefined>): Record<string,
   return out;
 }
 
-/** The tracking host: trackingHost, or baseUrl when empty (spec part 2, rule 1). */
+/** The tracking host: trackingHost, or baseUrl when empty, so one host serves pages and tracking unless told otherwise. */
 export function trackingHost(config: Config): string {
   return config.trackingHost || config.baseUrl;
 }
