@@ -82,7 +82,7 @@ const queries = {
         throw err;
       }
     }),
-  // Inside writeTransaction the whole database is already ours: no table or row lock to add.
+  // One writer at a time holds the whole database (a claim's single UPDATE, a writeTransaction): no lock to add.
   lockTable: async () => {},
   lockForClaim: (query) => query,
   lockForUpdate: (query) => query,
