@@ -3,7 +3,7 @@ import { report, skip } from './lib/report.ts';
 import { benchStats } from './stats.ts';
 
 /**
- * getCampaignStats at 1,000,000 send rows (issue 8's bench/stats.ts does the seeding and timing):
+ * getCampaignStats at 1,000,000 send rows (bench/stats.ts does the seeding and timing):
  * median time per call against the indexed scan it replaces; goal <= 1 ms.
  */
 const ROWS = Number(process.env.BENCH_STATS_ROWS ?? 1_000_000);

@@ -1,4 +1,4 @@
-import { linkRef, scopeSignature } from '../src/core/links.ts';
+import { linkRef, scopeSignature } from '../src/core/link-refs.ts';
 import { newToken } from '../src/core/tokens.ts';
 import { benchEmailHtml, LINKS } from './lib/email.ts';
 import { info, report, skip } from './lib/report.ts';
@@ -56,7 +56,7 @@ async function loadCompiler(): Promise<((token: string) => Promise<unknown>) | u
   info('compiled message', `${(body.length / 1024).toFixed(1)} KB MIME per recipient, ${(body.match(/notify\/click\//g) ?? []).length} tracked links (html + text parts)`);
   // the substitution alone (values filled into the compiled parts, no headers, no one-buffer message)
   const { personalize, encodeValues, pushEncoded } = await import('../src/render/personalize.ts');
-  const { scopeSignature: sign } = await import('../src/core/links.ts');
+  const { scopeSignature: sign } = await import('../src/core/link-refs.ts');
   const substitute = async (token: string) => {
     const p = await personalize(message.compiled, { token, sig: sign(BENCH_SECRET, token, 'c1'), unsubscribeUrl: `${HOST}/notify/unsubscribe/${contact.unsubscribe_token}?s=${token}`, contact });
     const chunks: Buffer[] = [];

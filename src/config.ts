@@ -41,7 +41,7 @@ const webhookDriverSpec = z.union([
 ]);
 const rateLimitStore = z.string().refine((v) => limiterStores.accepts(v), () => ({ message: `must be ${listOf(limiterStores.forms)}` }));
 
-/** Every option, its type and its default. Spec part 8 first, then DESIGN.md section 3. */
+/** Every option, its type and its default: the interface spec's options first, then notify's own. */
 export const configSchema = z
   .object({
     fromName: z.string().default(''),
@@ -177,7 +177,7 @@ function readEnvSources(env: Record<string, string | undefined>): Record<string,
   return out;
 }
 
-/** The tracking host: trackingHost, or baseUrl when empty (spec part 2, rule 1). */
+/** The tracking host: trackingHost, or baseUrl when empty, so one host serves pages and tracking unless told otherwise. */
 export function trackingHost(config: Config): string {
   return config.trackingHost || config.baseUrl;
 }

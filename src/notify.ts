@@ -14,8 +14,8 @@ import { createEvents, type NotifyEventMap, type NotifyEventName } from './core/
 import { type CampaignReport, createStatsService, type ReportOptions } from './core/stats.ts';
 import { type SendInput, sendOne } from './core/send.ts';
 import { newToken } from './core/tokens.ts';
-import { createTrackingRecorder, type TrackingRecorderOptions } from './core/tracking.ts';
-import { createClickResolver } from './core/tracking-links.ts';
+import { createTrackingRecorder, type TrackingRecorderOptions } from './core/tracking-recorder.ts';
+import { createClickResolver } from './core/click-resolver.ts';
 import { statsAfterFlush } from './core/tracking-stats.ts';
 import type { Campaign, CampaignRunResult, CampaignStats, Contact, ContactInput, DripRunResult, Enrollment, SendRecord, Sequence } from './core/types.ts';
 import { isNotifyError, NotifyError } from './errors.ts';

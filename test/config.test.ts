@@ -8,7 +8,7 @@ import { isNotifyError } from '../src/errors.ts';
 
 const noFile = { configFile: false as const, env: {} };
 
-test('defaults match the spec and DESIGN.md', async () => {
+test('defaults are the documented ones', async () => {
   const c = await loadConfig({}, noFile);
   assert.equal(c.batchSize, 200);
   assert.equal(c.retryDelayMinutes, 5);

@@ -10,8 +10,8 @@ import { type CompiledMessage, compileMessage, createEngines, type Engines, type
 import { encodeValues, joinParts, type Personalized, personalize, pushEncoded, type Recipient } from '../render/personalize.ts';
 import type { SendOutcome } from '../store/repos/sends.ts';
 import { assertHeaderValue, checkHeaders, checkSubject, formatFrom, hasHeader } from './headers.ts';
-import { type LinkScope, scopeSignature } from './links.ts';
-import { storeScopeLinks } from './scope-links.ts';
+import { type LinkScope, scopeSignature } from './link-refs.ts';
+import { storeScopeLinks } from './link-lists.ts';
 import { isSuppressedStatus } from './types.ts';
 
 /** A message as a campaign, drip step or one-off describes it. */

@@ -16,7 +16,7 @@ const NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]{1,76}$/;
 /** headers notify writes itself; setting them would produce a broken or misleading message */
 const RESERVED = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id', 'mime-version', 'content-type', 'content-transfer-encoding', 'sender', 'reply-to-all']);
 
-/** Validated copy of custom headers. List-Unsubscribe given here is kept as-is (spec part 2, rule 4). */
+/** Validated copy of custom headers. List-Unsubscribe given here is kept as-is: the sender's own unsubscribe handling wins. */
 export function checkHeaders(headers: unknown): Record<string, string> {
   if (headers === undefined || headers === null) return {};
   if (typeof headers !== 'object' || Array.isArray(headers)) throw new NotifyError('INVALID_INPUT', 'headers must be an object of name -> value', { field: 'headers' });

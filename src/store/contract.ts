@@ -9,7 +9,7 @@ import type { EventsRepo } from './repos/events.ts';
 import type { LinksRepo } from './repos/links.ts';
 import type { MetaRepo } from './repos/meta.ts';
 import type { StatsRepo } from './repos/stats.ts';
-import type { TrackingRepo } from './repos/tracking.ts';
+import type { TrackingRepo } from './repos/tracking-batches.ts';
 import type { OptinRepo } from './repos/optin.ts';
 import type { RateLimitsRepo } from './repos/rate-limits.ts';
 import type { SendsRepo } from './repos/sends.ts';

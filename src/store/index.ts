@@ -11,7 +11,7 @@ import { createEventsRepo } from './repos/events.ts';
 import { createLinksRepo } from './repos/links.ts';
 import { createMetaRepo } from './repos/meta.ts';
 import { createStatsRepo } from './repos/stats.ts';
-import { createTrackingRepo } from './repos/tracking.ts';
+import { createTrackingRepo } from './repos/tracking-batches.ts';
 import { createOptinRepo } from './repos/optin.ts';
 import { createRateLimitsRepo } from './repos/rate-limits.ts';
 import { createSendsRepo } from './repos/sends.ts';
@@ -37,12 +37,12 @@ export function createStore(url: string): Store {
     campaigns: createCampaignsRepo(db),
     contacts: createContactsRepo(db),
     counters: createCountersRepo(db),
-    enrollments: createEnrollmentsRepo(db, dialect.kind),
+    enrollments: createEnrollmentsRepo(db, dialect),
     events: createEventsRepo(db),
     links: createLinksRepo(db),
     meta: createMetaRepo(db),
     stats: createStatsRepo(db),
-    tracking: createTrackingRepo(db, dialect.kind),
+    tracking: createTrackingRepo(db, dialect),
     optin: createOptinRepo(db),
     rateLimits: createRateLimitsRepo(db),
     sends: createSendsRepo(db),
@@ -55,7 +55,7 @@ export function createStore(url: string): Store {
           db: trx,
           contacts: createContactsRepo(trx),
           counters: createCountersRepo(trx),
-          enrollments: createEnrollmentsRepo(trx, dialect.kind),
+          enrollments: createEnrollmentsRepo(trx, dialect),
           events: createEventsRepo(trx),
           sends: createSendsRepo(trx),
           webhookReceipts: createWebhookReceiptsRepo(trx),
@@ -64,7 +64,7 @@ export function createStore(url: string): Store {
     async migrate() {
       try {
         await dialect.prepare();
-        return await migrateToLatest(db, dialect.kind);
+        return await migrateToLatest(dialect);
       } catch (err) {
         if (err instanceof NotifyError) throw err;
         throw new NotifyError('STORE_UNAVAILABLE', `Could not migrate ${dialect.kind} database: ${(err as Error).message}`, {}, { cause: err });

@@ -1,6 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Enrollment, EnrollmentStatus } from '../../core/types.ts';
-import type { DialectKind } from '../dialect.ts';
+import type { StoreDialect } from '../dialect.ts';
 import { toDate } from '../rows.ts';
 import type { Database, EnrollmentsTable } from '../schema.ts';
 
@@ -55,7 +55,7 @@ export function toEnrollment(r: Row): Enrollment {
   };
 }
 
-export function createEnrollmentsRepo(db: Kysely<Database>, kind: DialectKind): EnrollmentsRepo {
+export function createEnrollmentsRepo(db: Kysely<Database>, dialect: StoreDialect): EnrollmentsRepo {
   return {
     async create(row, now) {
       const r = await db
@@ -89,7 +89,7 @@ export function createEnrollmentsRepo(db: Kysely<Database>, kind: DialectKind): 
       return Number(res.numUpdatedRows);
     },
     async claimDue(now, limit, claimToken) {
-      let due = db
+      const due = db
         .selectFrom('notify_enrollments as e')
         .select('e.id')
         .where('e.status', '=', 'active')
@@ -99,10 +99,9 @@ export function createEnrollmentsRepo(db: Kysely<Database>, kind: DialectKind): 
         )
         .orderBy('e.next_send_at')
         .limit(limit);
-      // A CTE with a row lock is materialised once (never re-run per row), so LIMIT holds.
-      if (kind === 'postgres') due = due.forUpdate().skipLocked();
       const rows = await db
-        .with('due', () => due)
+        // A CTE with a row lock is materialised once (never re-run per row), so LIMIT holds.
+        .with('due', () => dialect.lockForClaim(due))
         .updateTable('notify_enrollments')
         .set({ status: 'processing', claim_token: claimToken, locked_at: now, updated_at: now })
         .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
