@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type Layer, readConfigFile, readEnvFile, readEnvironment } from './config-sources.ts';
+import { envName, type Layer, readConfigFile, readEnvFile, readEnvironment } from './config-sources.ts';
 import { NotifyError } from './errors.ts';
 
 const int = (min: number) => z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number').min(min, `must be at least ${min}`);
@@ -86,7 +86,7 @@ export type ConfigInput = z.input<typeof configSchema>;
 export type OptionName = keyof Config;
 export const OPTION_NAMES = Object.keys(configSchema.shape) as OptionName[];
 
-export { envName } from './config-sources.ts';
+export { envName };
 
 export interface LoadConfigOptions {
   /** Path of a config file; false skips files; default: notify.config.json or .js in cwd if present. */
@@ -136,6 +136,11 @@ export async function loadConfig(overrides: Partial<ConfigInput> = {}, opts: Loa
     throw new NotifyError('CONFIG_INVALID', `Option '${option}' from ${source} ${issue.message}${shown}`, { option, source });
   }
   return Object.freeze({ ...parsed.data, snsTopicArns: Object.freeze([...parsed.data.snsTopicArns]) as string[] });
+}
+
+/** How a user sets an option, for messages about a missing one: every source that can hold it. */
+export function whereToSet(option: OptionName): string {
+  return `"${option}" in notify.config.json, ${envName(option)} in .env or the environment, or createNotify({ ${option} })`;
 }
 
 /** The tracking host: trackingHost, or baseUrl when empty (spec part 2, rule 1). */

@@ -1,4 +1,5 @@
 import type { Context } from '../context.ts';
+import { whereToSet } from '../config.ts';
 import { NotifyError } from '../errors.ts';
 import type { Mailer } from '../mail/contract.ts';
 import type { Views } from '../render/views.ts';
@@ -43,7 +44,7 @@ export function createConfirmationSender(ctx: Pick<Context, 'config' | 'log'>, m
 }
 
 function formatFrom(name: string, address: string): string {
-  if (!address) throw new NotifyError('MISSING_SENDER', 'Double opt-in needs a from address: set fromEmail');
+  if (!address) throw new NotifyError('MISSING_SENDER', `Double opt-in needs a from address: set the fromEmail option (${whereToSet('fromEmail')})`);
   if (/[\r\n]/.test(name + address)) throw new NotifyError('HEADER_INJECTION', 'fromName or fromEmail contains CR or LF');
   return name ? `"${name.replace(/["\\]/g, '\\$&')}" <${address}>` : address;
 }
