@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { envName, loadConfig } from '../src/config.ts';
 import { isNotifyError } from '../src/errors.ts';
+import { readmeBlock } from './package/readme.ts';
 
 const noFile = { configFile: false as const, env: {} };
 
@@ -169,4 +170,13 @@ test('bad .env input is an error naming the file and line', async () => {
 test('an unknown NOTIFY_* variable in the environment is an error naming it', async () => {
   assert.match(await configError(() => loadConfig({}, { configFile: false, env: { NOTIFY_BATCHSIZE: '5' } })), /Unknown option 'NOTIFY_BATCHSIZE' \(from environment variable NOTIFY_BATCHSIZE\); did you mean NOTIFY_BATCH_SIZE\?/);
   assert.equal((await loadConfig({}, { configFile: false, env: { notify_batch_size: '5', NOTIFYX: '1' } })).batchSize, 200, 'other names are not ours');
+});
+
+test("the README's .env example reads as its comments say", async () => {
+  const dir = folder({ '.env': readmeBlock('## Configuration', 'sh', 'notify.batchSize') });
+  const c = await loadConfig({}, { cwd: dir, env: {} });
+  assert.deepEqual(
+    { batchSize: c.batchSize, database: c.database, fromName: c.fromName, adminToken: c.adminToken },
+    { batchSize: 50, database: 'postgres://notify@db.internal:5432/app', fromName: 'The #1 Shop', adminToken: 's3cret"token' },
+  );
 });

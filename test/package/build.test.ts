@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { simpleParser } from 'mailparser';
+import { readmeBlock } from './readme.ts';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -13,16 +14,6 @@ const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as 
 
 /** the caller's environment minus its notify settings: only the temp project configures notify */
 const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^notify[._]/i.test(k)));
-
-/** A fenced code block of the README: the first one of `lang` after `heading` that contains `marker`. */
-function readmeBlock(heading: string, lang: string, marker: string): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf(`\n${heading}\n`));
-  const blocks = [...section.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]);
-  const block = blocks.find((b) => b.includes(marker));
-  assert.ok(block, `README: a ${lang} block under ${heading} with ${marker}`);
-  return block;
-}
 
 /**
  * The package as a user gets it: the sources copied to a temp folder, built there (so the checkout's
