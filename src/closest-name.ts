@@ -1,6 +1,6 @@
 /**
  * The candidate a mistyped name most likely meant, for "did you mean" hints: the smallest edit
- * distance, allowing about one edit in three characters, so unrelated names are never offered.
+ * distance, allowing two edits or one in three characters, so unrelated names are not offered.
  * `compare` maps a candidate to the spellings it is compared by (e.g. a command without its
  * `notify:` namespace), and the candidate itself is what is suggested.
  */
@@ -10,7 +10,7 @@ export function closestName(word: string, candidates: readonly string[], compare
   for (const name of candidates) {
     for (const spelling of compare(name)) {
       const distance = editDistance(target, spelling.toLowerCase());
-      if (distance > Math.max(1, Math.floor(Math.max(target.length, spelling.length) / 3))) continue;
+      if (distance > Math.max(2, Math.floor(Math.max(target.length, spelling.length) / 3))) continue;
       if (!best || distance < best.distance) best = { name, distance };
     }
   }
