@@ -1,7 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
+import { envName, type Layer, readConfigFile, readEnvFile, readEnvironment } from './config-sources.ts';
 import { NotifyError } from './errors.ts';
 import { limiterStores } from './http/rate-limit/registry.ts';
 import { mailTransports } from './mail/registry.ts';
@@ -83,40 +81,46 @@ export type ConfigInput = z.input<typeof configSchema>;
 export type OptionName = keyof Config;
 export const OPTION_NAMES = Object.keys(configSchema.shape) as OptionName[];
 
-/** `batchSize` -> `NOTIFY_BATCH_SIZE` */
-export function envName(option: string): string {
-  return `NOTIFY_${option.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`;
-}
+export { envName };
 
 export interface LoadConfigOptions {
   /** Path of a config file; false skips files; default: notify.config.json or .js in cwd if present. */
   configFile?: string | false;
+  /** Path of a .env file; false skips it; default: .env in cwd if present. */
+  envFile?: string | false;
+  /** the real environment's layer; default process.env */
   env?: Record<string, string | undefined>;
   cwd?: string;
 }
 
-type Source = string;
-
+/**
+ * Sources, later wins: defaults, config file, .env file, the environment, createNotify() options.
+ * Every source is checked for unknown names before any is merged, and a wrong value names the
+ * source it came from.
+ */
 export async function loadConfig(overrides: Partial<ConfigInput> = {}, opts: LoadConfigOptions = {}): Promise<Config> {
   const cwd = opts.cwd ?? process.cwd();
+  const given = overrides as Record<string, unknown>;
+  const layers: (Layer | undefined)[] = [
+    await readConfigFile(opts.configFile, cwd),
+    readEnvFile(opts.envFile, cwd, OPTION_NAMES),
+    readEnvironment(opts.env ?? process.env, OPTION_NAMES),
+    { values: given, sources: Object.fromEntries(Object.keys(given).map((k) => [k, 'createNotify() options'])) },
+  ];
   const merged: Record<string, unknown> = {};
-  const sourceOf: Record<string, Source> = {};
-  const apply = (values: Record<string, unknown>, source: Source) => {
-    for (const [key, value] of Object.entries(values)) {
+  const sourceOf: Record<string, string> = {};
+  for (const layer of layers) {
+    if (!layer) continue;
+    for (const [key, value] of Object.entries(layer.values)) {
       if (value === undefined) continue;
       if (!OPTION_NAMES.includes(key as OptionName)) {
+        const source = layer.sources[key];
         throw new NotifyError('CONFIG_INVALID', `Unknown option '${key}' (from ${source})`, { option: key, source });
       }
       merged[key] = value;
-      sourceOf[key] = source;
+      sourceOf[key] = layer.sources[key];
     }
-  };
-
-  const file = await readConfigFile(opts.configFile, cwd);
-  if (file) apply(file.values, file.source);
-  apply(readEnv(opts.env ?? process.env), 'environment');
-  for (const [key, value] of Object.entries(readEnvSources(opts.env ?? process.env))) sourceOf[key] = value;
-  apply(overrides as Record<string, unknown>, 'createNotify() options');
+  }
 
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) {
@@ -129,52 +133,9 @@ export async function loadConfig(overrides: Partial<ConfigInput> = {}, opts: Loa
   return Object.freeze({ ...parsed.data, snsTopicArns: Object.freeze([...parsed.data.snsTopicArns]) as string[] });
 }
 
-async function readConfigFile(configFile: string | false | undefined, cwd: string) {
-  if (configFile === false) return undefined;
-  const candidates = configFile ? [resolve(cwd, configFile)] : [resolve(cwd, 'notify.config.json'), resolve(cwd, 'notify.config.js')];
-  const path = candidates.find((p) => existsSync(p));
-  if (!path) {
-    if (configFile) throw new NotifyError('CONFIG_FILE', `Config file ${configFile} does not exist`, { path: configFile });
-    return undefined;
-  }
-  const source = `config file ${path}`;
-  try {
-    const values = path.endsWith('.json')
-      ? JSON.parse(readFileSync(path, 'utf8'))
-      : ((await import(pathToFileURL(path).href)) as { default?: unknown }).default;
-    if (typeof values !== 'object' || values === null || Array.isArray(values)) {
-      throw new Error('it must hold an object of options');
-    }
-    return { values: values as Record<string, unknown>, source };
-  } catch (err) {
-    throw new NotifyError('CONFIG_FILE', `Could not read ${source}: ${(err as Error).message}`, { path }, { cause: err });
-  }
-}
-
-/** `notify.<option>` wins over `NOTIFY_<OPTION>` when both are set. Unknown `notify.x` is an error (a typo). */
-function readEnv(env: Record<string, string | undefined>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const option of OPTION_NAMES) {
-    const snake = env[envName(option)];
-    if (snake !== undefined) out[option] = snake;
-    const dotted = env[`notify.${option}`];
-    if (dotted !== undefined) out[option] = dotted;
-  }
-  for (const key of Object.keys(env)) {
-    if (key.startsWith('notify.') && !OPTION_NAMES.includes(key.slice(7) as OptionName)) {
-      throw new NotifyError('CONFIG_INVALID', `Unknown option '${key.slice(7)}' (from environment variable ${key})`, { option: key.slice(7), source: key });
-    }
-  }
-  return out;
-}
-
-function readEnvSources(env: Record<string, string | undefined>): Record<string, Source> {
-  const out: Record<string, Source> = {};
-  for (const option of OPTION_NAMES) {
-    if (env[envName(option)] !== undefined) out[option] = `environment variable ${envName(option)}`;
-    if (env[`notify.${option}`] !== undefined) out[option] = `environment variable notify.${option}`;
-  }
-  return out;
+/** How a user sets an option, for messages about a missing one: every source that can hold it. */
+export function whereToSet(option: OptionName): string {
+  return `"${option}" in notify.config.json, ${envName(option)} in .env or the environment, or createNotify({ ${option} })`;
 }
 
 /** The tracking host: trackingHost, or baseUrl when empty, so one host serves pages and tracking unless told otherwise. */

@@ -86,8 +86,8 @@ export interface Notify {
 const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, webhookRoute, adminRoutes, captureRoutes];
 
 export async function createNotify(options: CreateNotifyOptions = {}): Promise<Notify> {
-  const { clock, fetch: fetchImpl, logger, migrate, tracking, configFile, env, cwd, ...overrides } = options;
-  const config = await loadConfig(overrides, { configFile, env, cwd });
+  const { clock, fetch: fetchImpl, logger, migrate, tracking, configFile, envFile, env, cwd, ...overrides } = options;
+  const config = await loadConfig(overrides, { configFile, envFile, env, cwd });
   const log = logger ?? pino({ level: config.logLevel, name: 'notify' });
   const store = createStore(config.database);
   try {

@@ -1,3 +1,4 @@
+import { whereToSet } from '../config.ts';
 import { NotifyError } from '../errors.ts';
 import { formatAddress } from '../mail/encoding.ts';
 import { isValidEmail } from './email.ts';
@@ -45,7 +46,7 @@ export function hasHeader(headers: Record<string, string>, name: string): boolea
 /** The From header value; the campaign's (or call's) own values beat the config defaults. */
 export function formatFrom(name: string | null | undefined, email: string | null | undefined): { header: string; address: string } {
   const address = (email ?? '').trim();
-  if (!address) throw new NotifyError('MISSING_SENDER', 'No from address: set the fromEmail option or give fromEmail', { field: 'fromEmail' });
+  if (!address) throw new NotifyError('MISSING_SENDER', `No from address: set the fromEmail option (${whereToSet('fromEmail')}) or give this campaign or message its own fromEmail`, { field: 'fromEmail' });
   assertHeaderValue('fromEmail', address);
   if (!isValidEmail(address)) throw new NotifyError('INVALID_EMAIL', `Invalid from address ${JSON.stringify(address)}`, { field: 'fromEmail' });
   if (name) {
