@@ -14,7 +14,7 @@ import { type SendRun, startSendWorker } from './lib/workers.ts';
  * email to the same contacts as a campaign and as a one-step sequence, in interleaved rounds; the
  * ratio is the median of the per-round ratios.
  */
-const CONTACTS = sized(2000, 50);
+const CONTACTS = sized(1000, 50);
 
 pinSelf(LOAD_CORE);
 const sink = await startRemoteSink();

@@ -4,7 +4,7 @@ import { benchEmailHtml, LINKS } from './lib/email.ts';
 import { SUBJECT_CORE, pinSelf } from './lib/cores.ts';
 import { startGuard } from './lib/guard.ts';
 import { ROUNDS, sized } from './lib/options.ts';
-import { info, report } from './lib/report.ts';
+import { count, info, report } from './lib/report.ts';
 import { BENCH_SECRET } from './lib/seed.ts';
 import { median, microsPerCall, microsPerCallAsync } from './lib/timing.ts';
 
@@ -42,7 +42,7 @@ for (let r = 0; r < ROUNDS; r++) {
 const checked = guard.finish();
 const med = (k: 'baseline' | 'render' | 'substitute') => median(rounds.map((x) => x[k]));
 info('of which substitution only (signature + values into the compiled parts, no MIME assembly)', `${med('substitute').toFixed(1)} µs`);
-report({ name: 'per-recipient render after compile', value: med('render'), unit: 'µs', baselineName: 'regex rewrite', baseline: med('baseline'), target: { on: 'value', op: '<=', limit: 10 }, note: `${(html.length / 1024).toFixed(1)} KB, ${LINKS} links, ${ITERATIONS} recipients per round` }, checked);
+report({ name: 'per-recipient render after compile', value: med('render'), unit: 'µs', baselineName: 'regex rewrite', baseline: med('baseline'), target: { on: 'value', op: '<=', limit: 10 }, note: `${(html.length / 1024).toFixed(1)} KB, ${LINKS} links, ${count(ITERATIONS)} recipients per round` }, checked);
 
 /**
  * notify's per-campaign compile (markdown/Liquid/layout/CSS inlining/text part/tracking rewrite,
