@@ -162,7 +162,7 @@ async function contactFilter(ctx: Pick<Context, 'store'>, query: ContactListQuer
     filter.status = query.status;
   }
   if (query.search != null && query.search !== '') {
-    if (typeof query.search !== 'string' || query.search.length > MAX_SEARCH) throw new NotifyError('INVALID_INPUT', `search must be text of at most ${MAX_SEARCH} characters`, { field: 'search' });
+    if (typeof query.search !== 'string' || query.search.length > MAX_SEARCH || query.search.includes('\u0000')) throw new NotifyError('INVALID_INPUT', `search must be text of at most ${MAX_SEARCH} characters, without NUL`, { field: 'search' });
     filter.search = query.search.toLowerCase();
   }
   if (query.segment != null) {

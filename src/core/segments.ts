@@ -111,7 +111,13 @@ function only(v: Record<string, unknown>, path: string, allowed: string[]): void
 
 function text(v: unknown, path: string): string {
   if (typeof v !== 'string' || v.length === 0) throw bad(path, 'must be a non-empty string');
+  return limited(v, path);
+}
+
+/** Bounded, and without NUL, which no stored attribute can hold (PostgreSQL text and jsonb refuse it). */
+function limited(v: string, path: string): string {
   if (v.length > SEGMENT_LIMITS.string) throw bad(path, `must be at most ${SEGMENT_LIMITS.string} characters`);
+  if (v.includes('\u0000')) throw bad(path, 'must not contain a NUL character');
   return v;
 }
 
@@ -121,10 +127,7 @@ function scalar(v: unknown, path: string): AttrValue {
     if (!Number.isFinite(v)) throw bad(path, 'must be a finite number');
     return v;
   }
-  if (typeof v === 'string') {
-    if (v.length > SEGMENT_LIMITS.string) throw bad(path, `must be at most ${SEGMENT_LIMITS.string} characters`);
-    return v;
-  }
+  if (typeof v === 'string') return limited(v, path);
   throw bad(path, 'must be a string, number or boolean');
 }
 
