@@ -7,7 +7,7 @@ import { dispatcherFor } from './dispatch.ts';
 import { emailKey, normalizeEmail } from './email.ts';
 import { checkHeaders, checkSubject, formatFrom } from './headers.ts';
 import { newToken } from './tokens.ts';
-import { type ContactStatus, type SendRecord, type SuppressedRecipient } from './types.ts';
+import type { ContactStatus, SendRecord, SuppressedRecipient } from './types.ts';
 
 /** notify.send(): one message, now. */
 export interface SendInput extends ContentInput {
