@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { trackingHost } from '../config.ts';
 import type { Context } from '../context.ts';
+import { isLeftOut, type SendCategory } from './categories.ts';
 import { isNotifyError, NotifyError } from '../errors.ts';
 import type { Mailer, OutgoingMessage } from '../mail/contract.ts';
 import { createMailer } from '../mail/index.ts';
@@ -12,7 +13,6 @@ import type { SendOutcome } from '../store/repos/sends.ts';
 import { assertHeaderValue, checkHeaders, checkSubject, formatFrom, hasHeader } from './headers.ts';
 import { type LinkScope, scopeSignature } from './link-refs.ts';
 import { storeScopeLinks } from './link-lists.ts';
-import { isSuppressedStatus } from './types.ts';
 
 /** A message as a campaign, drip step or one-off describes it. */
 export interface MessageSpec extends MessageTemplate {
@@ -47,6 +47,8 @@ export interface DeliveryTarget {
   send: { id: number; token: string };
   /** the single contact the message is for; gives `contact` to Liquid and the unsubscribe URL */
   contact?: RecipientContact | null;
+  /** default `marketing`; `transactional` reaches an unsubscribed contact and has no List-Unsubscribe headers */
+  category?: SendCategory;
   /** default: [contact.email] */
   to?: string[];
   cc?: string[];
@@ -134,7 +136,7 @@ export function createDispatcher(ctx: Context, mailer?: Mailer): Dispatcher {
     },
     async deliver(message, target) {
       const { send, contact } = target;
-      if (contact && isSuppressedStatus(contact.status)) return { id: send.id, status: 'suppressed' };
+      if (contact && isLeftOut(contact.status, target.category)) return { id: send.id, status: 'suppressed' };
       try {
         const out = await render(ctx, host, message, target);
         const result = await getMailer().send(out);
@@ -182,7 +184,7 @@ async function render(ctx: Pick<Context, 'secret' | 'clock'>, host: string, mess
   const p = await personalize(message.compiled, recipient);
   assertHeaderValue('subject', p.subject);
   const headers: Record<string, string> = { ...message.headers };
-  if (single && !message.ownListUnsubscribe) {
+  if (single && !message.ownListUnsubscribe && target.category !== 'transactional') {
     headers['List-Unsubscribe'] = `<${recipient.unsubscribeUrl}>`;
     headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
   }

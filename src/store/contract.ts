@@ -7,6 +7,7 @@ import type { CountersRepo } from './repos/counters.ts';
 import type { EnrollmentsRepo } from './repos/enrollments.ts';
 import type { EventsRepo } from './repos/events.ts';
 import type { LinksRepo } from './repos/links.ts';
+import type { ListsRepo } from './repos/lists.ts';
 import type { MetaRepo } from './repos/meta.ts';
 import type { StatsRepo } from './repos/stats.ts';
 import type { TrackingRepo } from './repos/tracking-batches.ts';
@@ -33,6 +34,7 @@ export interface Store {
   readonly enrollments: EnrollmentsRepo;
   readonly events: EventsRepo;
   readonly links: LinksRepo;
+  readonly lists: ListsRepo;
   readonly meta: MetaRepo;
   /** read-only queries for stats and the admin pages */
   readonly stats: StatsRepo;
