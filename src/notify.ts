@@ -8,6 +8,7 @@ import type { RunOptions } from './core/campaign-run.ts';
 import { type CampaignInput, createCampaignsService } from './core/campaigns.ts';
 import { createContactsService } from './core/contacts.ts';
 import { closeDispatcher } from './core/dispatch.ts';
+import { exportPerson, type PersonData } from './core/person-data.ts';
 import { runDrips } from './core/drip-run.ts';
 import { createDripsService, type EnrollInput, type SequenceInput } from './core/drips.ts';
 import { createEvents, type NotifyEventMap, type NotifyEventName } from './core/events.ts';
@@ -49,6 +50,8 @@ export interface Notify {
     upsert(input: ContactInput): Promise<Contact>;
     get(idOrEmail: number | string): Promise<Contact | undefined>;
     erase(idOrEmail: number | string): Promise<boolean>;
+    /** everything held on the person (access request); undefined when there is no such contact */
+    export(idOrEmail: number | string): Promise<PersonData | undefined>;
   };
   readonly campaigns: {
     create(input: CampaignInput): Promise<Campaign>;
@@ -147,6 +150,7 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions, webhook?: Re
       upsert: open(contacts.upsert),
       get: open(contacts.get),
       erase: open(contacts.erase),
+      export: open((idOrEmail: number | string) => exportPerson(ctx, contacts, idOrEmail)),
     },
     campaigns: {
       create: open(campaigns.create),
