@@ -104,7 +104,7 @@ export async function* decodeChunks(chunks: CsvSource, encoding: CsvEncoding = '
     try {
       text = decoder.decode(chunk, { stream: true });
     } catch {
-      throw notUtf8(lines);
+      throw notUtf8(lines + linesBeforeBadByte(chunk));
     }
     for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++;
     yield text;
@@ -115,6 +115,13 @@ export async function* decodeChunks(chunks: CsvSource, encoding: CsvEncoding = '
   } catch {
     throw notUtf8(lines);
   }
+}
+
+/** Line breaks in a chunk before its first byte that is not UTF-8 (so the error names the right line). */
+function linesBeforeBadByte(chunk: Uint8Array): number {
+  const text = new TextDecoder('utf-8').decode(chunk);
+  const bad = text.indexOf('\uFFFD');
+  return (text.slice(0, bad === -1 ? text.length : bad).match(/\n/g) ?? []).length;
 }
 
 function notUtf8(line: number): NotifyError {
