@@ -9,6 +9,7 @@ import { type CampaignInput, createCampaignsService } from './core/campaigns.ts'
 import { type ContactListQuery, type ContactPage, createContactsService } from './core/contacts.ts';
 import { createListsService, type List, type ListInput } from './core/lists.ts';
 import { closeDispatcher } from './core/dispatch.ts';
+import { exportPerson, type PersonData } from './core/person-data.ts';
 import { runDrips } from './core/drip-run.ts';
 import { createDripsService, type EnrollInput, type SequenceInput } from './core/drips.ts';
 import { createEvents, type NotifyEventMap, type NotifyEventName } from './core/events.ts';
@@ -50,6 +51,8 @@ export interface Notify {
     upsert(input: ContactInput): Promise<Contact>;
     get(idOrEmail: number | string): Promise<Contact | undefined>;
     erase(idOrEmail: number | string): Promise<boolean>;
+    /** everything held on the person (access request); undefined when there is no such contact */
+    export(idOrEmail: number | string): Promise<PersonData | undefined>;
     /** a page of contacts in id order; pass `next` as `after` for the following one */
     list(query?: ContactListQuery): Promise<ContactPage>;
     count(query?: Pick<ContactListQuery, 'list' | 'segment'>): Promise<number>;
@@ -161,6 +164,7 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions, webhook?: Re
       upsert: open(contacts.upsert),
       get: open(contacts.get),
       erase: open(contacts.erase),
+      export: open((idOrEmail: number | string) => exportPerson(ctx, contacts, idOrEmail)),
       list: open(contacts.list),
       count: open(contacts.count),
       subscribe: open(contacts.subscribe),

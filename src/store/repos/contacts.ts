@@ -7,6 +7,7 @@ import type { StoreDialect } from '../dialect.ts';
 import type { ContactsTable, Database } from '../schema.ts';
 import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
 import type { AudienceMember } from './campaigns.ts';
+import { eraseEvents, type ExportFilter, type ExportRow, exportPage, forgetSuppressedRecipient, listId, type PersonRows, personRows } from './person-data.ts';
 
 export interface ContactWrite {
   email: string;
@@ -57,8 +58,13 @@ export interface ContactsRepo {
   recipients(ids: number[]): Promise<Map<number, AudienceMember>>;
   /** statuses of the given email keys that exist (suppression check at dispatch) */
   statusesByEmailKey(keys: string[]): Promise<Map<string, { id: number; status: string }>>;
-  /** deletes the person's data, keeping only hashes (tombstone) */
+  /** deletes the person's data, keeping only hashes (tombstone) and anonymous send rows for campaign totals */
   erase(id: number, emailHash: string, now: number): Promise<boolean>;
+  /** every stored row that names the person (GDPR access) */
+  exportPerson(id: number): Promise<PersonRows | undefined>;
+  /** one keyset page of contacts for the CSV export */
+  exportPage(after: number, limit: number, filter: ExportFilter): Promise<{ rows: ExportRow[]; next?: number }>;
+  listId(name: string): Promise<number | undefined>;
 }
 
 type Row = Selectable<ContactsTable>;
@@ -237,12 +243,19 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
           .values({ token_hash: hashToken(row.unsubscribe_token), email_hash: emailHash, status: row.status, created_at: now })
           .onConflict((oc) => oc.column('token_hash').doNothing())
           .execute();
-        // Sends and events outlive the person for campaign totals, but carry nothing that identifies them.
-        await trx.updateTable('notify_sends').set({ to_email: '', contact_id: null }).where('contact_id', '=', id).execute();
-        await trx.updateTable('notify_events').set({ metadata: '{}', contact_id: null }).where('contact_id', '=', id).execute();
+        // Sends and events outlive the person for campaign totals, but carry nothing that identifies
+        // them: no address, no subject (it may be personalised), no provider error or message id (both
+        // can name the address in the provider's logs), no event metadata (an IP, a user agent).
+        await eraseEvents(trx, id);
+        await trx.updateTable('notify_sends').set({ to_email: '', subject: '', error: null, message_id: null, contact_id: null }).where('contact_id', '=', id).execute();
+        await forgetSuppressedRecipient(trx, id);
+        // memberships, enrollments and the consent columns go with the row (ON DELETE CASCADE)
         await trx.deleteFrom('notify_contacts').where('id', '=', id).execute();
         return true;
       });
     },
+    exportPerson: (id) => personRows(db, id),
+    exportPage: (after, limit, filter) => exportPage(db, after, limit, filter),
+    listId: (name) => listId(db, name),
   };
 }
