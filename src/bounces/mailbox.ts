@@ -6,7 +6,7 @@ import { reportEvents, reportToken, type SendRef } from './events.ts';
 import { type MailboxTarget, parseMailboxUrl } from './mailbox-url.ts';
 import { type BounceReport, parseReport } from './report.ts';
 
-/** Where processed reports go; created when missing. */
+/** Where processed reports go unless told otherwise; created when missing. */
 export const PROCESSED_FOLDER = 'notify-processed';
 /** The keyword a message the mailbox cannot use gets, so later polls leave it for a person. */
 export const UNREADABLE_FLAG = '$NotifyUnreadable';
@@ -38,6 +38,8 @@ export interface BounceMailboxOptions {
   log?: MailboxLog;
   /** messages larger than this (IMAP RFC822.SIZE) are never downloaded; default 10 MiB */
   maxMessageBytes?: number;
+  /** where processed reports are moved (created when missing); default notify-processed */
+  processedFolder?: string;
   /** messages read per poll (oldest first); the rest wait for the next poll; default 200 */
   batchSize?: number;
   /** connect and greeting time limit; default 30 s */
@@ -139,7 +141,7 @@ async function connect(target: MailboxTarget, timeoutMs: number, log: MailboxLog
 }
 
 async function readFolder(client: ImapFlow, target: MailboxTarget, options: BounceMailboxOptions, log: MailboxLog, result: PollResult): Promise<void> {
-  await client.mailboxCreate(PROCESSED_FOLDER);
+  await client.mailboxCreate(options.processedFolder ?? PROCESSED_FOLDER);
   const lock = await client.getMailboxLock(target.path).catch((err: Error) => {
     throw new NotifyError('CONFIG_INVALID', `Bounce mailbox folder ${JSON.stringify(target.path)} cannot be opened: ${err.message}`, { mailbox: target.label }, { cause: err });
   });
@@ -201,6 +203,6 @@ async function handleMessage(client: ImapFlow, uid: number, size: number, option
     }
   }
   if (outcome.ignored.length > 0) log.info({ uid, token, ignored: outcome.ignored }, 'bounce report read; nothing to apply for these recipients');
-  await client.messageMove(String(uid), PROCESSED_FOLDER, { uid: true });
+  await client.messageMove(String(uid), options.processedFolder ?? PROCESSED_FOLDER, { uid: true });
   return 'processed';
 }
