@@ -52,7 +52,12 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const stop = () =>
     new Promise<void>((resolve) => {
       server.close(() => resolve());
-      for (const s of sockets) s.resetAndDestroy?.() ?? s.destroy();
+      for (const s of sockets) {
+        // Node 20 spins forever in resetAndDestroy() on a half-closed socket (the peer already
+        // ended, as an IMAP server does after LOGOUT): only a fully open one gets the reset.
+        if (s.readyState === 'open') s.resetAndDestroy();
+        else s.destroy();
+      }
     });
 
   await listen();
