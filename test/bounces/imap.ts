@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { after, before } from 'node:test';
 import { ImapFlow } from 'imapflow';
 import { createBounceMailbox, type BounceMailboxOptions } from '../../src/bounces/index.ts';
 import { applyWebhookEvents } from '../../src/core/webhook-events.ts';
@@ -29,6 +30,16 @@ export async function imapClient(): Promise<ImapFlow> {
   const client = new ImapFlow({ host: u.hostname, port: Number(u.port), secure: false, auth: { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) }, logger: false });
   await client.connect();
   return client;
+}
+
+/** A client for the enclosing describe block, logged out after it. */
+export function useImapClient(): () => ImapFlow {
+  let client: ImapFlow | undefined;
+  before(async () => {
+    client = await imapClient();
+  });
+  after(() => client?.logout());
+  return () => client!;
 }
 
 /** A folder pair no other test touches: `inbox` to read, `done` for processed reports. */

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { ImapFlow } from 'imapflow';
+import { describe, test } from 'node:test';
 import { createBounceMailbox, UNREADABLE_FLAG } from '../../src/bounces/index.ts';
 import { applyWebhookEvents } from '../../src/core/webhook-events.ts';
 import { newToken } from '../../src/core/tokens.ts';
@@ -8,29 +7,25 @@ import { isNotifyError } from '../../src/errors.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
 import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 import { BOUNCE_DOMAIN, fixture, memoryLog, REAL_REPORTS } from './helpers.ts';
-import { appendAll, folderMessages, freshFolders, imapClient, imapPort, mailboxFor, mailboxUrl, NO_IMAP, sendWithToken, withToken } from './imap.ts';
+import { appendAll, folderMessages, freshFolders, imapPort, mailboxFor, mailboxUrl, NO_IMAP, sendWithToken, useImapClient, withToken } from './imap.ts';
 
 const POSTFIX = REAL_REPORTS[0];
 
 describe('bounce mailbox over IMAP', { skip: NO_IMAP }, () => {
-  let client: ImapFlow;
-  before(async () => {
-    client = await imapClient();
-  });
-  after(() => client?.logout());
+  const imap = useImapClient();
 
   forEachEngine('reports applied like webhook events', (h) => {
     const notify = useNotify(h);
 
     test('real DSNs from Postfix, Exim, Exchange and Gmail and two abuse reports: applied, moved to the processed folder, once', async () => {
-      const { inbox, done } = await freshFolders(client);
+      const { inbox, done } = await freshFolders(imap());
       const sends = [];
       for (const r of REAL_REPORTS) {
         const token = newToken();
         sends.push({ ...r, fixtureToken: r.token, token, ...(await sendWithToken(notify(), r.to, token, `<${token}@notify.test>`)) });
       }
       await appendAll(
-        client,
+        imap(),
         inbox,
         sends.map((s) => withToken(s.file, s.fixtureToken, s.token)),
       );
@@ -57,8 +52,8 @@ describe('bounce mailbox over IMAP', { skip: NO_IMAP }, () => {
         );
       }
       assert.deepEqual(fired.sort(), sends.map((s) => `${s.type === 'bounce' ? 'bounced' : 'complained'} ${s.to} bounce-mailbox`).sort());
-      assert.deepEqual(await folderMessages(client, inbox), []);
-      assert.equal((await folderMessages(client, done)).length, 7);
+      assert.deepEqual(await folderMessages(imap(), inbox), []);
+      assert.equal((await folderMessages(imap(), done)).length, 7);
       // The RFC 3464 example also names two addresses the send never went to: logged, not applied.
       const mismatch = lines.find((l) => l.msg.startsWith('bounce report names a recipient its send did not go to'));
       assert.deepEqual(mismatch?.reported, ['arathib@vnet.ibm.com', 'johnh@hpnjld.njd.hp.com']);
@@ -69,11 +64,11 @@ describe('bounce mailbox over IMAP', { skip: NO_IMAP }, () => {
     });
 
     test('what it cannot use stays in the folder, flagged and logged with the reason; the 20 MB message is never downloaded', async () => {
-      const { inbox, done } = await freshFolders(client);
+      const { inbox, done } = await freshFolders(imap());
       const mismatched = newToken();
       await sendWithToken(notify(), 'someone-else@domain.com', mismatched, `<${mismatched}@notify.test>`);
       const big = `From: a@example.com\r\nTo: bounces+${newToken()}@${BOUNCE_DOMAIN}\r\nSubject: twenty megabytes\r\nContent-Type: text/plain\r\n\r\n${`${'x'.repeat(998)}\r\n`.repeat(20 * 1024)}`;
-      await appendAll(client, inbox, [
+      await appendAll(imap(), inbox, [
         fixture('rfc3464-no-verp.eml'),
         withToken(POSTFIX.file, POSTFIX.token, mismatched).toString('latin1').replace('Subject: Mail revenu', 'Subject: Mismatch Mail revenu'),
         withToken(POSTFIX.file, POSTFIX.token, newToken()).toString('latin1').replace('Subject: Mail revenu', 'Subject: Unknown token Mail revenu'),
@@ -86,7 +81,7 @@ describe('bounce mailbox over IMAP', { skip: NO_IMAP }, () => {
       try {
         assert.deepEqual(await mailbox.poll(), { processed: 0, skipped: 5, failed: 0 });
         assert.ok(proxy.bytesFromTarget < 1024 * 1024, `only the small messages crossed the wire (${proxy.bytesFromTarget} bytes)`);
-        const left = await folderMessages(client, inbox);
+        const left = await folderMessages(imap(), inbox);
         assert.deepEqual(
           left.map((m) => m.subject),
           ['Returned mail: Cannot send message for 5 days', 'Mismatch Mail revenu en erreur / Undelivered Mail Returned to Sender', 'Unknown token Mail revenu en erreur / Undelivered Mail Returned to Sender', 'just a reply from a person', 'twenty megabytes'],
@@ -99,7 +94,7 @@ describe('bounce mailbox over IMAP', { skip: NO_IMAP }, () => {
         assert.match(reasons[3]!, /Not a delivery status notification or feedback report/);
         assert.match(reasons[4]!, /larger than 10485760 bytes/);
         assert.equal((await notify().contacts.get('someone-else@domain.com'))?.status, 'subscribed');
-        assert.deepEqual(await folderMessages(client, done), []);
+        assert.deepEqual(await folderMessages(imap(), done), []);
 
         const before = lines.length;
         assert.deepEqual(await mailbox.poll(), { processed: 0, skipped: 0, failed: 0 }, 'flagged messages are not read again');
@@ -111,7 +106,7 @@ describe('bounce mailbox over IMAP', { skip: NO_IMAP }, () => {
     });
 
     test('a mailbox that goes away mid-poll: the error is logged, nothing is lost, the next poll resumes and applies nothing twice', async () => {
-      const { inbox, done } = await freshFolders(client);
+      const { inbox, done } = await freshFolders(imap());
       const reports = REAL_REPORTS.slice(1, 4);
       const sends: { token: string; id: number }[] = [];
       for (const r of reports) {
@@ -120,7 +115,7 @@ describe('bounce mailbox over IMAP', { skip: NO_IMAP }, () => {
       }
       // The reports name their own recipients; these sends went to other addresses, so rewrite both.
       await appendAll(
-        client,
+        imap(),
         inbox,
         reports.map((r, i) => withToken(r.file, r.token, sends[i]!.token).toString('latin1').replaceAll(r.to, `gone-${r.to}`.replace(/@.*/, '@away.example'))),
       );
@@ -143,12 +138,12 @@ describe('bounce mailbox over IMAP', { skip: NO_IMAP }, () => {
       try {
         await assert.rejects(mailbox.poll(), (err) => isNotifyError(err, 'STORE_UNAVAILABLE') && /went away during a poll/.test(err.message));
         assert.ok(lines.some((l) => l.level === 50 && l.msg.startsWith('bounce mailbox went away during a poll')));
-        assert.equal((await folderMessages(client, inbox)).length, 3, 'every message is still in the folder');
+        assert.equal((await folderMessages(imap(), inbox)).length, 3, 'every message is still in the folder');
 
         await proxy.restore();
         assert.deepEqual(await mailbox.poll(), { processed: 3, skipped: 0, failed: 0 });
-        assert.deepEqual(await folderMessages(client, inbox), []);
-        assert.equal((await folderMessages(client, done)).length, 3);
+        assert.deepEqual(await folderMessages(imap(), inbox), []);
+        assert.equal((await folderMessages(imap(), done)).length, 3);
         for (const s of sends) {
           const rows = await notify().context.store.db.selectFrom('notify_events').select('type').where('send_id', '=', s.id).execute();
           assert.deepEqual(
@@ -164,10 +159,10 @@ describe('bounce mailbox over IMAP', { skip: NO_IMAP }, () => {
     });
 
     test('when applying fails (database down), the report stays unflagged and the next poll applies it', async () => {
-      const { inbox, done } = await freshFolders(client);
+      const { inbox, done } = await freshFolders(imap());
       const token = newToken();
       const send = await sendWithToken(notify(), 'retry@domain.com', token, `<${token}@notify.test>`);
-      await appendAll(client, inbox, [withToken(POSTFIX.file, POSTFIX.token, token).toString('latin1').replaceAll(POSTFIX.to, 'retry@domain.com')]);
+      await appendAll(imap(), inbox, [withToken(POSTFIX.file, POSTFIX.token, token).toString('latin1').replaceAll(POSTFIX.to, 'retry@domain.com')]);
       let down = true;
       const mailbox = mailboxFor(notify(), {
         url: mailboxUrl({ folder: inbox }),
@@ -179,7 +174,7 @@ describe('bounce mailbox over IMAP', { skip: NO_IMAP }, () => {
       });
       assert.deepEqual(await mailbox.poll(), { processed: 0, skipped: 0, failed: 1 });
       assert.deepEqual(
-        (await folderMessages(client, inbox)).map((m) => m.flags.includes(UNREADABLE_FLAG)),
+        (await folderMessages(imap(), inbox)).map((m) => m.flags.includes(UNREADABLE_FLAG)),
         [false],
       );
       down = false;
@@ -218,11 +213,11 @@ describe('bounce mailbox over IMAP', { skip: NO_IMAP }, () => {
     });
 
     test('the default processed folder is notify-processed; two polls at once are one poll; a closed mailbox refuses', async () => {
-      const mailbox = createBounceMailbox({ ...noStore, url: mailboxUrl({ folder: (await freshFolders(client)).inbox }) });
+      const mailbox = createBounceMailbox({ ...noStore, url: mailboxUrl({ folder: (await freshFolders(imap())).inbox }) });
       const [a, b] = [mailbox.poll(), mailbox.poll()];
       assert.equal(a, b);
       assert.deepEqual(await a, { processed: 0, skipped: 0, failed: 0 });
-      assert.ok((await client.list()).some((f) => f.path === 'notify-processed'));
+      assert.ok((await imap().list()).some((f) => f.path === 'notify-processed'));
       await mailbox.close();
       await assert.rejects(mailbox.poll(), (err) => isNotifyError(err, 'CLOSED'));
     });

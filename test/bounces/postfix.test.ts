@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
 import { verpAddress } from '../../src/bounces/index.ts';
 import { newToken } from '../../src/core/tokens.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
 import { BOUNCE_DOMAIN } from './helpers.ts';
-import { folderMessages, imapClient, mailboxFor, mailboxUrl, NO_IMAP, sendWithToken } from './imap.ts';
+import { folderMessages, mailboxFor, mailboxUrl, NO_IMAP, sendWithToken, useImapClient } from './imap.ts';
 
 /**
  * The local Postfix of scripts/imap-test-server.sh: it accepts mail for unknown local users, then
@@ -18,11 +18,7 @@ const POSTFIX_URL = process.env.NOTIFY_TEST_POSTFIX_URL;
 const SKIP = NO_IMAP || (POSTFIX_URL ? false : 'NOTIFY_TEST_POSTFIX_URL is not set (scripts/imap-test-server.sh postfix-url)');
 
 describe('a DSN written by a real Postfix', { skip: SKIP }, () => {
-  let client: ImapFlow;
-  before(async () => {
-    client = await imapClient();
-  });
-  after(() => client?.logout());
+  const imap = useImapClient();
 
   forEachEngine('Postfix bounce for an unknown local user', (h) => {
     const notify = useNotify(h);
@@ -38,7 +34,7 @@ describe('a DSN written by a real Postfix', { skip: SKIP }, () => {
       } finally {
         smtp.close();
       }
-      await waitForDsn(client, token);
+      await waitForDsn(imap(), token);
 
       const done = `postfix-${randomBytes(4).toString('hex')}`;
       const mailbox = mailboxFor(notify(), { url: mailboxUrl({ folder: 'INBOX' }), processedFolder: done });
@@ -57,7 +53,7 @@ describe('a DSN written by a real Postfix', { skip: SKIP }, () => {
       );
       assert.match(JSON.stringify(rows[0]!.metadata), /bounce-mailbox/, 'the provider recorded is the bounce mailbox');
       assert.deepEqual(
-        (await folderMessages(client, done)).map((m) => m.subject),
+        (await folderMessages(imap(), done)).map((m) => m.subject),
         ['Undelivered Mail Returned to Sender'],
       );
     });
