@@ -53,8 +53,18 @@ const ses: ProviderRig = {
   },
 };
 
+export interface PostmarkRig extends ProviderRig {
+  /** a SubscriptionChange record: Postmark stopped sending to the address for `reason` */
+  subscriptionChange(email: string, reason: 'HardBounce' | 'SpamComplaint' | 'ManualSuppression'): RequestInit;
+}
+
+export interface SendGridRig extends ProviderRig {
+  /** one signed batch of `dropped` events, each with its reason */
+  dropped(events: { email: string; reason: string }[]): RequestInit;
+}
+
 /** Postmark sends the HTTP Basic credentials set on the webhook. */
-function postmarkRig(): ProviderRig {
+function postmarkRig(): PostmarkRig {
   const [username, password] = ['notify-hooks', randomBytes(12).toString('hex')];
   const post = (body: unknown, pass = password): RequestInit => ({
     method: 'POST',
@@ -67,11 +77,12 @@ function postmarkRig(): ProviderRig {
     bounce: (email) => post(payloads.postmarkBounce(email)),
     complaint: (email) => post(payloads.postmarkComplaint(email)),
     forged: (email) => post(payloads.postmarkBounce(email), 'not-the-password'),
+    subscriptionChange: (email, reason) => post(payloads.postmarkSubscriptionChange(email, reason)),
   };
 }
 
 /** SendGrid's Signed Event Webhook: ECDSA P-256 over the timestamp header followed by the body. */
-function sendgridRig(): ProviderRig {
+function sendgridRig(): SendGridRig {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const other = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
   const post = (events: unknown[], key = privateKey): RequestInit => {
@@ -84,13 +95,13 @@ function sendgridRig(): ProviderRig {
       body,
     };
   };
-  const eventId = () => randomBytes(16).toString('base64');
   return {
     driver: 'sendgrid',
     config: { webhookDriver: 'sendgrid', sendgridWebhookPublicKey: publicKey.export({ format: 'der', type: 'spki' }).toString('base64') },
-    bounce: (email) => post([payloads.sendgridBounce(email, eventId())]),
-    complaint: (email) => post([payloads.sendgridSpamReport(email, eventId())]),
-    forged: (email) => post([payloads.sendgridBounce(email, eventId())], other),
+    bounce: (email) => post([payloads.sendgridBounce(email)]),
+    complaint: (email) => post([payloads.sendgridSpamReport(email)]),
+    forged: (email) => post([payloads.sendgridBounce(email)], other),
+    dropped: (events) => post(events.map((e) => payloads.sendgridDropped(e.email, e.reason))),
   };
 }
 
@@ -113,6 +124,6 @@ function mailgunRig(): ProviderRig {
 }
 
 /** One rig per built-in driver, with fresh secrets. */
-export function providerRigs(): ProviderRig[] {
-  return [ses, postmarkRig(), sendgridRig(), mailgunRig()];
+export function providerRigs(): { ses: ProviderRig; postmark: PostmarkRig; sendgrid: SendGridRig; mailgun: ProviderRig } {
+  return { ses, postmark: postmarkRig(), sendgrid: sendgridRig(), mailgun: mailgunRig() };
 }
