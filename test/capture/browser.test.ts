@@ -19,7 +19,7 @@ describe('capture form in a real browser', { skip }, () => {
   let base: string;
   let browser: Browser;
   before(async () => {
-    notify = await createNotify(testOptions(db.url, { captureRateLimit: 2 }));
+    notify = await createNotify(testOptions(db.url, { captureRateLimit: 2, captureLists: ['news'] }));
     // The application: its own pages, with /notify/* mounted.
     server = createServer((req, res) => {
       if (req.url?.startsWith('/notify/')) return notify.listener(req, res);

@@ -17,7 +17,7 @@ import { AJAX, capture, confirmLink, flashOf, form } from './helpers.ts';
  * option names it, exactly like campaign mail: these tests use string mailers, as a config file does.
  */
 
-const OPTIN = { doubleOptIn: true, captureRateLimit: 0, fromName: 'News' } as const;
+const OPTIN = { doubleOptIn: true, captureRateLimit: 0, fromName: 'News', captureLists: ['news', 'extra'] } as const;
 
 const confirmByPost = (n: Notify, link: string) => call(n, new URL(link).pathname, { method: 'POST' });
 const statusOf = async (n: Notify, email: string) => (await n.contacts.get(email))?.status;
