@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Clock } from './core/clock.ts';
 import type { NotifyEvents } from './core/events.ts';
-import type { Store } from './store/contract.ts';
+import type { Store } from './core/storage/index.ts';
 
 /** What every part of a running instance shares. Built once in notify.ts. */
 export interface Context {

@@ -28,6 +28,7 @@ import { openRoute } from './http/open.ts';
 import { unsubscribeRoute } from './http/unsubscribe.ts';
 import { webhookRoute } from './http/webhook.ts';
 import { createViews } from './render/views.ts';
+import type { Store } from './store/contract.ts';
 import { createStore } from './store/index.ts';
 import { type ResolvedDriver, resolveWebhookDriver } from './webhooks/index.ts';
 
@@ -79,8 +80,13 @@ export interface Notify {
   flush(): Promise<void>;
   on<E extends NotifyEventName>(event: E, fn: (payload: NotifyEventMap[E]) => void | Promise<void>): () => void;
   /** internals for the CLI and tests */
-  readonly context: Context;
+  readonly context: InstanceContext;
   close(): Promise<void>;
+}
+
+/** The context as notify.ts builds it: the domain's, with the store's own face (query builder, dialect) for the CLI and tests. */
+export interface InstanceContext extends Context {
+  readonly store: Store;
 }
 
 const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, webhookRoute, adminRoutes, captureRoutes];
@@ -93,7 +99,7 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
   try {
     if (migrate !== false) await store.migrate();
     const secret = config.secret || (await store.meta.getOrSet('secret', newToken() + newToken()));
-    const ctx: Context = {
+    const ctx: InstanceContext = {
       config,
       store,
       events: createEvents((err, event) => log.error({ err, event }, 'event listener failed')),
@@ -110,7 +116,7 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
   }
 }
 
-function assemble(ctx: Context, tracking?: TrackingRecorderOptions, webhook?: ResolvedDriver): Notify {
+function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webhook?: ResolvedDriver): Notify {
   const contacts = createContactsService(ctx);
   const recorder = createTrackingRecorder(ctx, tracking);
   // figures read in this process include the opens and clicks it has buffered

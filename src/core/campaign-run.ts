@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
-import type { AudienceMember } from '../store/repos/campaigns.ts';
-import { addDelta, type CounterDeltas } from '../store/repos/counters.ts';
-import type { SendOutcome } from '../store/repos/sends.ts';
 import { minutes } from './clock.ts';
 import { type Dispatcher, dispatcherFor, type PreparedMessage } from './dispatch.ts';
-import { type Campaign, type CampaignRunResult, isSuppressedStatus, type SendRecord } from './types.ts';
+import { addDelta, type CounterDeltas } from './storage/counters.ts';
+import type { SendOutcome } from './storage/sends.ts';
+import { type Campaign, type CampaignRunResult, isSuppressedStatus, type RecipientContact, type SendRecord } from './types.ts';
 
 export interface RunProgress {
   campaignId: number;
@@ -23,6 +22,8 @@ export interface RunProgress {
 export interface RunOptions {
   /** called after every chunk (and once at the start) */
   onProgress?(p: RunProgress): void;
+  /** send rows claimed per round trip (default 100) */
+  chunkSize?: number;
 }
 
 /** deliveries in flight at once when not throttled; a little above the SMTP pool so it never idles */
@@ -49,7 +50,7 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   if (campaign.status === 'draft') await ctx.store.campaigns.setStatus(campaignId, 'sending', ctx.clock.now());
 
   const { batchSize, throttleMs } = ctx.config;
-  const chunk = throttleMs > 0 ? Math.max(1, Math.min(CHUNK, Math.floor(60_000 / throttleMs))) : CHUNK;
+  const chunk = throttleMs > 0 ? Math.max(1, Math.min(opts.chunkSize ?? CHUNK, Math.floor(60_000 / throttleMs))) : CHUNK;
   let budget = batchSize;
   let cursor = 0;
   let scanned = 0;
@@ -115,7 +116,7 @@ async function reclaimStale(ctx: Context, campaignId: number): Promise<number> {
 }
 
 /** Creates this chunk's rows; only the ones this call inserted are ours to send. */
-async function claim(ctx: Context, campaign: Campaign, members: AudienceMember[]): Promise<SendRecord[]> {
+async function claim(ctx: Context, campaign: Campaign, members: RecipientContact[]): Promise<SendRecord[]> {
   const tokens = newTokens(members.length);
   const rows = members.map((m, i) => ({
     token: tokens[i],
@@ -137,7 +138,7 @@ async function claim(ctx: Context, campaign: Campaign, members: AudienceMember[]
   });
 }
 
-async function deliverAll(dispatcher: Dispatcher, message: PreparedMessage, rows: SendRecord[], members: AudienceMember[], throttleMs: number): Promise<SendOutcome[]> {
+async function deliverAll(dispatcher: Dispatcher, message: PreparedMessage, rows: SendRecord[], members: RecipientContact[], throttleMs: number): Promise<SendOutcome[]> {
   const byId = new Map(members.map((m) => [m.id, m]));
   const outcomes: SendOutcome[] = new Array(rows.length);
   let next = 0;

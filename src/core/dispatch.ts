@@ -8,11 +8,11 @@ import { assembleInto, type Framing, framing, headerBlock } from '../mail/mime.t
 import { addressOf } from '../mail/smtp.ts';
 import { type CompiledMessage, compileMessage, createEngines, type Engines, type MessageTemplate } from '../render/compile.ts';
 import { encodeValues, joinParts, type Personalized, personalize, pushEncoded, type Recipient } from '../render/personalize.ts';
-import type { SendOutcome } from '../store/repos/sends.ts';
 import { assertHeaderValue, checkHeaders, checkSubject, formatFrom, hasHeader } from './headers.ts';
 import { type LinkScope, scopeSignature } from './links.ts';
 import { storeScopeLinks } from './scope-links.ts';
-import { isSuppressedStatus } from './types.ts';
+import type { SendOutcome } from './storage/sends.ts';
+import { isSuppressedStatus, type RecipientContact } from './types.ts';
 
 /** A message as a campaign, drip step or one-off describes it. */
 export interface MessageSpec extends MessageTemplate {
@@ -30,16 +30,6 @@ export interface PreparedMessage {
   /** the caller set its own List-Unsubscribe: notify adds neither header */
   readonly ownListUnsubscribe: boolean;
   readonly framing: Framing;
-}
-
-/** The contact fields delivery needs (a Contact or an AudienceMember both fit). */
-export interface RecipientContact {
-  id: number;
-  email: string;
-  name: string | null;
-  status: string;
-  unsubscribe_token: string;
-  attributes: Record<string, unknown>;
 }
 
 export interface DeliveryTarget {

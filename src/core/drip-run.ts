@@ -1,12 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from '../context.ts';
-import type { AudienceMember } from '../store/repos/campaigns.ts';
-import type { ClaimedEnrollment, Settlement } from '../store/repos/enrollments.ts';
-import { type SendOutcome, type StepSend, stepKey } from '../store/repos/sends.ts';
 import { minutes } from './clock.ts';
 import { type Dispatcher, dispatcherFor, type PreparedMessage } from './dispatch.ts';
+import type { ClaimedEnrollment, Settlement } from './storage/enrollments.ts';
+import { type SendOutcome, type StepSend, stepKey } from './storage/sends.ts';
 import { newToken } from './tokens.ts';
-import { type DripRunResult, isSuppressedStatus, type SendRecord, type Step } from './types.ts';
+import { type DripRunResult, isSuppressedStatus, type RecipientContact, type SendRecord, type Step } from './types.ts';
 
 /** What one run did, beyond the public { sent, failed, retried, reclaimed } (the CLI prints it). */
 export interface DripRunDetail extends DripRunResult {
@@ -39,6 +38,8 @@ const CONCURRENCY = 8;
 export interface DripRunOptions {
   /** stops claiming more once aborted: the chunk in hand is delivered and recorded (worker shutdown) */
   signal?: AbortSignal;
+  /** enrollments claimed per round trip (default 100) */
+  chunkSize?: number;
 }
 
 export async function runDrips(ctx: Context, opts: DripRunOptions = {}): Promise<DripRunDetail> {
@@ -48,7 +49,7 @@ export async function runDrips(ctx: Context, opts: DripRunOptions = {}): Promise
   result.reclaimed = await ctx.store.enrollments.reclaimStale(started - minutes(staleLockMinutes), started);
   if (result.reclaimed > 0) ctx.log.warn({ reclaimed: result.reclaimed }, `${result.reclaimed} drip enrollments left 'processing' by an interrupted run returned to 'active'`);
   const run: Run = { ctx, dispatcher: dispatcherFor(ctx), steps: new Map(), result, throttled: false };
-  const chunk = throttleMs > 0 ? Math.max(1, Math.min(CHUNK, Math.floor(60_000 / throttleMs))) : CHUNK;
+  const chunk = throttleMs > 0 ? Math.max(1, Math.min(opts.chunkSize ?? CHUNK, Math.floor(60_000 / throttleMs))) : CHUNK;
   let budget = batchSize;
   while (budget > 0 && !opts.signal?.aborted) {
     const limit = Math.min(chunk, budget);
@@ -76,7 +77,7 @@ interface Run {
 interface Job {
   enrollment: ClaimedEnrollment;
   step: Step;
-  contact: AudienceMember;
+  contact: RecipientContact;
   send: SendRecord;
 }
 
@@ -91,7 +92,7 @@ async function processChunk(run: Run, claimed: ClaimedEnrollment[], claimToken: 
   if (missing.length > 0) for (const [id, steps] of await ctx.store.sequences.stepsOf(missing)) run.steps.set(id, steps);
   const contacts = await ctx.store.contacts.recipients(claimed.map((e) => e.contact_id));
 
-  const candidates: { enrollment: ClaimedEnrollment; step: Step; contact: AudienceMember }[] = [];
+  const candidates: { enrollment: ClaimedEnrollment; step: Step; contact: RecipientContact }[] = [];
   for (const e of claimed) {
     const step = run.steps.get(e.sequence_id)?.[e.step_index];
     const contact = contacts.get(e.contact_id);

@@ -37,7 +37,7 @@ export function createStore(url: string): Store {
     campaigns: createCampaignsRepo(db),
     contacts: createContactsRepo(db),
     counters: createCountersRepo(db),
-    enrollments: createEnrollmentsRepo(db, dialect.kind),
+    enrollments: createEnrollmentsRepo(db, dialect),
     events: createEventsRepo(db),
     links: createLinksRepo(db),
     meta: createMetaRepo(db),
@@ -47,7 +47,7 @@ export function createStore(url: string): Store {
     rateLimits: createRateLimitsRepo(db),
     sends: createSendsRepo(db),
     webhookReceipts: createWebhookReceiptsRepo(db),
-    sequences: createSequencesRepo(db),
+    sequences: createSequencesRepo(db, dialect),
     transaction: (fn) =>
       db.transaction().execute((trx) =>
         fn({
@@ -55,7 +55,7 @@ export function createStore(url: string): Store {
           db: trx,
           contacts: createContactsRepo(trx),
           counters: createCountersRepo(trx),
-          enrollments: createEnrollmentsRepo(trx, dialect.kind),
+          enrollments: createEnrollmentsRepo(trx, dialect),
           events: createEventsRepo(trx),
           sends: createSendsRepo(trx),
           webhookReceipts: createWebhookReceiptsRepo(trx),

@@ -1,47 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { CampaignsRepo } from '../../core/storage/campaigns.ts';
 import { type Campaign, type CampaignStatus, NOT_OPTED_IN_STATUSES } from '../../core/types.ts';
 import { layoutColumn, layoutOf, parseJson, toDate } from '../rows.ts';
 import type { CampaignsTable, Database } from '../schema.ts';
-
-export interface NewCampaign {
-  name: string | null;
-  subject: string;
-  html: string | null;
-  markdown: string | null;
-  markdown_file: string | null;
-  text: string | null;
-  layout: string | false | null;
-  list: string | null;
-  from_name: string | null;
-  from_email: string | null;
-  data: Record<string, unknown>;
-  headers: Record<string, string>;
-}
-
-/** A contact of a campaign's audience, with what rendering and suppression need. */
-export interface AudienceMember {
-  id: number;
-  email: string;
-  name: string | null;
-  status: string;
-  unsubscribe_token: string;
-  attributes: Record<string, unknown>;
-}
-
-export interface CampaignsRepo {
-  create(input: NewCampaign, now: number): Promise<Campaign>;
-  getById(id: number): Promise<Campaign | undefined>;
-  setStatus(id: number, status: CampaignStatus, now: number): Promise<void>;
-  /**
-   * Audience members (the campaign's list, or every contact) without a send row for the campaign,
-   * ordered by id after `afterId`. Contacts that never opted in (`pending` double opt-in, `transactional`)
-   * are not part of an audience.
-   */
-  unsent(campaign: Pick<Campaign, 'id' | 'list'>, afterId: number, limit: number): Promise<AudienceMember[]>;
-  countUnsent(campaign: Pick<Campaign, 'id' | 'list'>): Promise<number>;
-  /** ids of the campaigns in a status, oldest first (the worker continues those `sending`) */
-  idsWithStatus(status: CampaignStatus): Promise<number[]>;
-}
 
 type Row = Selectable<CampaignsTable> & { list_name: string | null };
 
