@@ -7,10 +7,11 @@ import { type Clock, systemClock } from './core/clock.ts';
 import type { RunOptions } from './core/campaign-run.ts';
 import { type CampaignInput, createCampaignsService } from './core/campaigns.ts';
 import { createContactsService } from './core/contacts.ts';
-import { closeDispatcher } from './core/dispatch.ts';
+import { createDispatcher } from './core/dispatch.ts';
 import { runDrips } from './core/drip-run.ts';
 import { createDripsService, type EnrollInput, type SequenceInput } from './core/drips.ts';
 import { createEvents, type NotifyEventMap, type NotifyEventName } from './core/events.ts';
+import type { Mailer } from './core/mailer.ts';
 import { type CampaignReport, createStatsService, type ReportOptions } from './core/stats.ts';
 import { type SendInput, sendOne } from './core/send.ts';
 import { newToken } from './core/tokens.ts';
@@ -27,6 +28,8 @@ import { createTrackingFastPath } from './http/fast-path.ts';
 import { openRoute } from './http/open.ts';
 import { unsubscribeRoute } from './http/unsubscribe.ts';
 import { webhookRoute } from './http/webhook.ts';
+import { createMailer } from './mail/index.ts';
+import { composerFor } from './mail/message.ts';
 import { createViews } from './render/views.ts';
 import type { Store } from './store/contract.ts';
 import { createStore } from './store/index.ts';
@@ -96,10 +99,11 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
   const config = await loadConfig(overrides, { configFile, env, cwd });
   const log = logger ?? pino({ level: config.logLevel, name: 'notify' });
   const store = createStore(config.database);
+  let mailer: Mailer | undefined;
   try {
     if (migrate !== false) await store.migrate();
     const secret = config.secret || (await store.meta.getOrSet('secret', newToken() + newToken()));
-    const ctx: InstanceContext = {
+    const base = {
       config,
       store,
       events: createEvents((err, event) => log.error({ err, event }, 'event listener failed')),
@@ -108,9 +112,13 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
       secret,
       fetch: fetchImpl ?? globalThis.fetch,
     };
+    // testMode builds a mailer that only logs: the configured one is never made
+    mailer = createMailer(config, log, { fetch: base.fetch });
+    const ctx: InstanceContext = { ...base, mailer, dispatcher: createDispatcher({ ...base, mailer }, composerFor) };
     const webhook = await resolveWebhookDriver(config, { fetch: ctx.fetch, now: () => new Date(ctx.clock.now()), log, cwd: cwd ?? process.cwd() });
     return assemble(ctx, tracking, webhook);
   } catch (err) {
+    await mailer?.close?.();
     await store.close();
     throw err;
   }
@@ -186,7 +194,7 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
       // Buffered tracking events go to the database before it closes.
       await recorder.close();
       for (const fn of closers) await fn().catch((err) => ctx.log.error({ err }, 'close failed'));
-      await closeDispatcher(ctx);
+      await ctx.mailer.close?.();
       await ctx.store.close();
     },
   };

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import { minutes } from './clock.ts';
-import { type Dispatcher, dispatcherFor, type PreparedMessage } from './dispatch.ts';
+import type { Dispatcher, PreparedMessage } from './dispatch.ts';
 import { addDelta, type CounterDeltas } from './storage/counters.ts';
 import type { SendOutcome } from './storage/sends.ts';
 import { type Campaign, type CampaignRunResult, isSuppressedStatus, type RecipientContact, type SendRecord } from './types.ts';
@@ -45,7 +45,7 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   // (failed/interrupted) by the first run after staleLockMinutes, sent campaign or not.
   result.interrupted = await reclaimStale(ctx, campaignId);
   if (result.done) return result;
-  const dispatcher = dispatcherFor(ctx);
+  const dispatcher = ctx.dispatcher;
   const message = await dispatcher.prepare(`c${campaignId}`, specOf(campaign));
   if (campaign.status === 'draft') await ctx.store.campaigns.setStatus(campaignId, 'sending', ctx.clock.now());
 

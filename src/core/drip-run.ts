@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from '../context.ts';
 import { minutes } from './clock.ts';
-import { type Dispatcher, dispatcherFor, type PreparedMessage } from './dispatch.ts';
+import type { Dispatcher, PreparedMessage } from './dispatch.ts';
 import type { ClaimedEnrollment, Settlement } from './storage/enrollments.ts';
 import { type SendOutcome, type StepSend, stepKey } from './storage/sends.ts';
 import { newToken } from './tokens.ts';
@@ -48,7 +48,7 @@ export async function runDrips(ctx: Context, opts: DripRunOptions = {}): Promise
   const started = ctx.clock.now();
   result.reclaimed = await ctx.store.enrollments.reclaimStale(started - minutes(staleLockMinutes), started);
   if (result.reclaimed > 0) ctx.log.warn({ reclaimed: result.reclaimed }, `${result.reclaimed} drip enrollments left 'processing' by an interrupted run returned to 'active'`);
-  const run: Run = { ctx, dispatcher: dispatcherFor(ctx), steps: new Map(), result, throttled: false };
+  const run: Run = { ctx, dispatcher: ctx.dispatcher, steps: new Map(), result, throttled: false };
   const chunk = throttleMs > 0 ? Math.max(1, Math.min(opts.chunkSize ?? CHUNK, Math.floor(60_000 / throttleMs))) : CHUNK;
   let budget = batchSize;
   while (budget > 0 && !opts.signal?.aborted) {

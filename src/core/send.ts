@@ -2,7 +2,6 @@ import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import { type ContentInput, checkContent } from '../render/source.ts';
 import { createContactsService } from './contacts.ts';
-import { dispatcherFor } from './dispatch.ts';
 import { emailKey, normalizeEmail } from './email.ts';
 import { checkHeaders, checkSubject, formatFrom } from './headers.ts';
 import { newToken } from './tokens.ts';
@@ -69,7 +68,7 @@ export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecor
     },
     now,
   );
-  const dispatcher = dispatcherFor(ctx);
+  const dispatcher = ctx.dispatcher;
   let outcome: Awaited<ReturnType<typeof dispatcher.deliver>>;
   try {
     const message = await dispatcher.prepare(
