@@ -54,7 +54,8 @@ async function loadCompiler(): Promise<((token: string) => Promise<unknown>) | u
   const body = sample.raw?.toString('latin1') ?? '';
   info('compiled message', `${(body.length / 1024).toFixed(1)} KB MIME per recipient, ${(body.match(/notify\/click\//g) ?? []).length} tracked links (html + text parts)`);
   // the substitution alone (values filled into the compiled parts, no headers, no one-buffer message)
-  const { personalize, encodeValues, pushEncoded } = await import('../src/render/personalize.ts');
+  const { personalize } = await import('../src/render/personalize.ts');
+  const { encodeValues, pushEncoded } = await import('../src/mail/encoded-parts.ts');
   const { scopeSignature: sign } = await import('../src/core/links.ts');
   const substitute = async (token: string) => {
     const p = await personalize(message.compiled, { token, sig: sign(BENCH_SECRET, token, 'c1'), unsubscribeUrl: `${HOST}/notify/unsubscribe/${contact.unsubscribe_token}?s=${token}`, contact });

@@ -1,5 +1,6 @@
 import type { ComposerFactory, OutgoingMessage, PersonalMessage } from '../core/mailer.ts';
-import { encodeValues, joinParts, pushEncoded } from '../render/personalize.ts';
+import { joinParts } from '../render/personalize.ts';
+import { encodeValues, pushEncoded } from './encoded-parts.ts';
 import { assembleInto, framing, headerBlock } from './mime.ts';
 import { addressOf } from './smtp.ts';
 
