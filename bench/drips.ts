@@ -1,91 +1,61 @@
-import { newToken } from '../src/core/tokens.ts';
-import { createNotify } from '../src/notify.ts';
-import { type Child, startChild } from './lib/child.ts';
-import { benchDatabase, postgresAvailable } from './lib/db.ts';
-import { fmt, info, report, skip } from './lib/report.ts';
+import { LOAD_CORE, pinSelf } from './lib/cores.ts';
+import { startGuard } from './lib/guard.ts';
+import { ROUNDS, sized } from './lib/options.ts';
+import { count, fmt, info, report } from './lib/report.ts';
 import { startRemoteSink } from './lib/sink.ts';
+import { median } from './lib/timing.ts';
+import { type SendRun, startSendWorker } from './lib/workers.ts';
 
 /**
- * notify:process-drips, 4 worker processes vs 1, on PostgreSQL: goal >= 2x, zero duplicates.
- * Each round seeds N due enrollments of a one-step sequence in a fresh schema, starts the workers
- * (each its own process, started and JIT-warmed on 400 sends of its own before the clock starts, so
- * four cold processes are not compared with one), and times until the last one finds nothing due. The sink (its own process) counts messages and duplicate recipients. Rounds alternate 1 and
- * 4 workers; the medians are compared.
+ * notify:process-drips against campaign dispatch, in CPU time per message of the sending process
+ * (process.cpuUsage: wall time on two shared cores would mostly measure waiting):
+ *   CPU per drip step  vs  CPU per campaign message                             target <= 1.1
+ * One worker process (SQLite, so the database work is in that CPU time too) sends the same 20 KB
+ * email to the same contacts as a campaign and as a one-step sequence, in interleaved rounds; the
+ * ratio is the median of the per-round ratios.
  */
-const N = Number(process.env.NOTIFY_BENCH_DRIPS ?? 3000);
-const ROUNDS = 2;
-const HTML = '<h1>Hello {{ contact.name }}</h1><p>A welcome step with <a href="https://example.com/a">a link</a> and <a href="https://example.com/b">another</a>.</p>';
+const CONTACTS = sized(1000, 50);
 
-if (!(await postgresAvailable())) {
-  skip('process-drips 4 workers vs 1 [postgres]', 'PostgreSQL is not reachable');
-} else {
-  const sink = await startRemoteSink();
-  try {
-    const rates: Record<number, number[]> = { 1: [], 4: [] };
-    let duplicates = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const workers of [1, 4]) {
-        const { rate, dupes } = await measure(workers, sink);
-        rates[workers].push(rate);
-        duplicates += dupes;
-        info(`round ${round + 1}, ${workers} worker${workers > 1 ? 's' : ''}`, `${fmt(rate)} msg/s`);
-      }
-    }
-    const median = (v: number[]) => [...v].sort((a, b) => a - b)[v.length >> 1];
-    report({
-      name: 'process-drips 4 workers [postgres]',
-      figure: median(rates[4]),
-      unit: 'msg/s',
-      baselineName: '1 worker',
-      baseline: median(rates[1]),
-      kind: 'rate',
-      goal: { on: 'ratio', min: 2 },
-      note: `${N.toLocaleString('en-US')} enrollments per round, ${duplicates} duplicates`,
-    });
-    if (duplicates > 0) process.exitCode = 1;
-  } finally {
-    await sink.stop();
+pinSelf(LOAD_CORE);
+const sink = await startRemoteSink();
+const worker = await startSendWorker(sink.url);
+try {
+  await worker.seed(CONTACTS);
+  await worker.campaign(); // warm-up of both paths (not counted)
+  await worker.drips();
+  const guard = await startGuard();
+  const rounds: { campaign: number; drips: number }[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const campaign = await delivered(worker.campaign, 'campaign');
+    const drips = await delivered(worker.drips, 'process-drips');
+    rounds.push({ campaign: (campaign.cpuMs * 1000) / campaign.sent, drips: (drips.cpuMs * 1000) / drips.sent });
   }
+  const checked = guard.finish();
+  const med = (k: 'campaign' | 'drips') => median(rounds.map((x) => x[k]));
+  info(`medians of ${ROUNDS} rounds`, `campaign ${fmt(med('campaign'))} µs, drip step ${fmt(med('drips'))} µs of CPU per message`);
+  report(
+    {
+      name: 'process-drips CPU per step [sqlite]',
+      value: med('drips'),
+      unit: 'µs',
+      baselineName: 'campaign CPU per message',
+      baseline: med('campaign'),
+      ratio: median(rounds.map((x) => x.drips / x.campaign)),
+      target: { on: 'ratio', op: '<=', limit: 1.1 },
+      note: `${count(CONTACTS)} messages of each kind per round`,
+    },
+    checked,
+  );
+} finally {
+  await worker.stop();
+  await sink.stop();
 }
 
-async function measure(workers: number, sink: Awaited<ReturnType<typeof startRemoteSink>>): Promise<{ rate: number; dupes: number }> {
-  const db = benchDatabase('postgres');
-  try {
-    await seed(db.url, N);
-    const url = `${db.url}&max=4`;
-    const children: Child<Record<string, unknown>>[] = await Promise.all(Array.from({ length: workers }, () => startChild(new URL('./servers/drip-worker.ts', import.meta.url), [url, sink.url, HTML], {}, 120_000)));
-    await sink.reset(); // the workers' warm-up messages
-    const started = performance.now();
-    for (const c of children) c.proc.kill('SIGUSR2');
-    const results = (await Promise.all(children.map((c) => c.done()))) as { sent: number }[];
-    const seconds = (performance.now() - started) / 1000;
-    const sent = results.reduce((n, r) => n + (r?.sent ?? 0), 0);
-    const stats = await sink.waitFor(N);
-    if (sent !== N || stats.messages !== N) throw new Error(`${workers} workers sent ${sent}, the sink has ${stats.messages}, expected ${N}`);
-    return { rate: N / seconds, dupes: stats.duplicates };
-  } finally {
-    await db.drop();
-  }
-}
-
-async function seed(url: string, n: number): Promise<void> {
-  const notify = await createNotify({ database: url, configFile: false, env: {}, logLevel: 'silent', mailer: 'log', fromEmail: 'news@example.com' });
-  try {
-    const seq = await notify.drips.createSequence({ name: 'bench', steps: [{ delayMinutes: 0, subject: 'Welcome {{ contact.name }}', html: HTML }] });
-    const { db } = notify.context.store;
-    const now = Date.now();
-    for (let i = 0; i < n; i += 500) {
-      const ids = await db
-        .insertInto('notify_contacts')
-        .values(Array.from({ length: Math.min(500, n - i) }, (_, j) => ({ email: `drip${i + j}@example.com`, email_key: `drip${i + j}@example.com`, name: `D${i + j}`, status: 'subscribed', unsubscribe_token: newToken(), attributes: '{}', created_at: now, updated_at: now })))
-        .returning('id')
-        .execute();
-      await db
-        .insertInto('notify_enrollments')
-        .values(ids.map((r) => ({ sequence_id: seq.id, contact_id: Number(r.id), status: 'active', step_index: 0, next_send_at: now - 1000, attempts: 0, created_at: now, updated_at: now })))
-        .execute();
-    }
-  } finally {
-    await notify.close();
-  }
+/** A run whose every message reached the sink once. */
+async function delivered(run: () => Promise<SendRun>, what: string): Promise<SendRun> {
+  await sink.reset();
+  const r = await run();
+  const stats = await sink.waitFor(CONTACTS);
+  if (r.sent !== CONTACTS || stats.duplicates > 0) throw new Error(`${what} sent ${r.sent} of ${CONTACTS}; ${stats.duplicates} duplicate recipients in the sink`);
+  return r;
 }

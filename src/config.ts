@@ -1,8 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
+import { envName, type Layer, readConfigFile, readEnvFile, readEnvironment } from './config-sources.ts';
 import { NotifyError } from './errors.ts';
+import { limiterStores } from './http/rate-limit/registry.ts';
+import { mailTransports } from './mail/registry.ts';
+import { listOf } from './registry.ts';
+import { webhookDrivers } from './webhooks/registry.ts';
 
 const int = (min: number) => z.coerce.number({ invalid_type_error: 'must be a number' }).int('must be a whole number').min(min, `must be at least ${min}`);
 const bool = z.preprocess((v) => {
@@ -23,30 +25,21 @@ const databaseUrl = z.string().refine((v) => /^sqlite:.+/.test(v) || /^postgres(
   message: "must be 'sqlite:<path>' or 'postgres://user@host:port/db'",
 });
 const mailerSpec = z.union([
-  z.string().refine((v) => v === 'log' || v === 'ses' || /^outbox:.+/.test(v) || /^smtps?:\/\/[^\s]+$/.test(v), {
-    message: "must be 'smtp://...', 'smtps://...', 'ses', 'outbox:<dir>', 'log' or a Mailer object",
-  }),
+  z.string().refine((v) => mailTransports.accepts(v), () => ({ message: `must be ${listOf([...mailTransports.forms, 'a Mailer object'])}` })),
   z.custom<object>((v) => typeof v === 'object' && v !== null && typeof (v as { send?: unknown }).send === 'function', 'must be a Mailer object with send()'),
 ]);
-export const BUILTIN_WEBHOOK_DRIVERS = ['ses', 'postmark', 'sendgrid', 'mailgun'] as const;
-/** The built-in drivers' class names name them too (the spec's "class name" form). */
-export const WEBHOOK_DRIVER_CLASSES: Readonly<Record<string, (typeof BUILTIN_WEBHOOK_DRIVERS)[number]>> = {
-  SesSnsWebhookDriver: 'ses',
-  PostmarkWebhookDriver: 'postmark',
-  SendGridWebhookDriver: 'sendgrid',
-  MailgunWebhookDriver: 'mailgun',
-};
 const webhookDriverSpec = z.union([
-  z.string().refine((v) => v === '' || (BUILTIN_WEBHOOK_DRIVERS as readonly string[]).includes(v) || Object.hasOwn(WEBHOOK_DRIVER_CLASSES, v) || /^[^#\s]+#[A-Za-z_$][\w$]*$/.test(v), {
-    message: `must be empty, one of ${BUILTIN_WEBHOOK_DRIVERS.join(', ')} (or their class names), or '<module>#<ExportName>'`,
-  }),
+  z.string().refine(
+    (v) => v === '' || webhookDrivers.accepts(v),
+    () => ({
+      message: `must be empty, one of ${webhookDrivers.names.join(', ')} (or their class names ${webhookDrivers.aliases.join(', ')}), '<module>#<ExportName>' or a WebhookDriverInterface object`,
+    }),
+  ),
   z.custom<object>((v) => typeof v === 'object' && v !== null && typeof (v as { verifySignature?: unknown }).verifySignature === 'function', 'must be a WebhookDriverInterface'),
 ]);
-const rateLimitStore = z.string().refine((v) => v === 'memory' || v === 'database' || /^rediss?:\/\/[^\s]+$/.test(v), {
-  message: "must be 'memory', 'database' or 'redis://...'",
-});
+const rateLimitStore = z.string().refine((v) => limiterStores.accepts(v), () => ({ message: `must be ${listOf(limiterStores.forms)}` }));
 
-/** Every option, its type and its default. Spec part 8 first, then DESIGN.md section 3. */
+/** Every option, its type and its default: the interface spec's options first, then notify's own. */
 export const configSchema = z
   .object({
     fromName: z.string().default(''),
@@ -88,40 +81,46 @@ export type ConfigInput = z.input<typeof configSchema>;
 export type OptionName = keyof Config;
 export const OPTION_NAMES = Object.keys(configSchema.shape) as OptionName[];
 
-/** `batchSize` -> `NOTIFY_BATCH_SIZE` */
-export function envName(option: string): string {
-  return `NOTIFY_${option.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`;
-}
+export { envName };
 
 export interface LoadConfigOptions {
   /** Path of a config file; false skips files; default: notify.config.json or .js in cwd if present. */
   configFile?: string | false;
+  /** Path of a .env file; false skips it; default: .env in cwd if present. */
+  envFile?: string | false;
+  /** the real environment's layer; default process.env */
   env?: Record<string, string | undefined>;
   cwd?: string;
 }
 
-type Source = string;
-
+/**
+ * Sources, later wins: defaults, config file, .env file, the environment, createNotify() options.
+ * Every source is checked for unknown names before any is merged, and a wrong value names the
+ * source it came from.
+ */
 export async function loadConfig(overrides: Partial<ConfigInput> = {}, opts: LoadConfigOptions = {}): Promise<Config> {
   const cwd = opts.cwd ?? process.cwd();
+  const given = overrides as Record<string, unknown>;
+  const layers: (Layer | undefined)[] = [
+    await readConfigFile(opts.configFile, cwd),
+    readEnvFile(opts.envFile, cwd, OPTION_NAMES),
+    readEnvironment(opts.env ?? process.env, OPTION_NAMES),
+    { values: given, sources: Object.fromEntries(Object.keys(given).map((k) => [k, 'createNotify() options'])) },
+  ];
   const merged: Record<string, unknown> = {};
-  const sourceOf: Record<string, Source> = {};
-  const apply = (values: Record<string, unknown>, source: Source) => {
-    for (const [key, value] of Object.entries(values)) {
+  const sourceOf: Record<string, string> = {};
+  for (const layer of layers) {
+    if (!layer) continue;
+    for (const [key, value] of Object.entries(layer.values)) {
       if (value === undefined) continue;
       if (!OPTION_NAMES.includes(key as OptionName)) {
+        const source = layer.sources[key];
         throw new NotifyError('CONFIG_INVALID', `Unknown option '${key}' (from ${source})`, { option: key, source });
       }
       merged[key] = value;
-      sourceOf[key] = source;
+      sourceOf[key] = layer.sources[key];
     }
-  };
-
-  const file = await readConfigFile(opts.configFile, cwd);
-  if (file) apply(file.values, file.source);
-  apply(readEnv(opts.env ?? process.env), 'environment');
-  for (const [key, value] of Object.entries(readEnvSources(opts.env ?? process.env))) sourceOf[key] = value;
-  apply(overrides as Record<string, unknown>, 'createNotify() options');
+  }
 
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) {
@@ -134,55 +133,12 @@ export async function loadConfig(overrides: Partial<ConfigInput> = {}, opts: Loa
   return Object.freeze({ ...parsed.data, snsTopicArns: Object.freeze([...parsed.data.snsTopicArns]) as string[] });
 }
 
-async function readConfigFile(configFile: string | false | undefined, cwd: string) {
-  if (configFile === false) return undefined;
-  const candidates = configFile ? [resolve(cwd, configFile)] : [resolve(cwd, 'notify.config.json'), resolve(cwd, 'notify.config.js')];
-  const path = candidates.find((p) => existsSync(p));
-  if (!path) {
-    if (configFile) throw new NotifyError('CONFIG_FILE', `Config file ${configFile} does not exist`, { path: configFile });
-    return undefined;
-  }
-  const source = `config file ${path}`;
-  try {
-    const values = path.endsWith('.json')
-      ? JSON.parse(readFileSync(path, 'utf8'))
-      : ((await import(pathToFileURL(path).href)) as { default?: unknown }).default;
-    if (typeof values !== 'object' || values === null || Array.isArray(values)) {
-      throw new Error('it must hold an object of options');
-    }
-    return { values: values as Record<string, unknown>, source };
-  } catch (err) {
-    throw new NotifyError('CONFIG_FILE', `Could not read ${source}: ${(err as Error).message}`, { path }, { cause: err });
-  }
+/** How a user sets an option, for messages about a missing one: every source that can hold it. */
+export function whereToSet(option: OptionName): string {
+  return `"${option}" in notify.config.json, ${envName(option)} in .env or the environment, or createNotify({ ${option} })`;
 }
 
-/** `notify.<option>` wins over `NOTIFY_<OPTION>` when both are set. Unknown `notify.x` is an error (a typo). */
-function readEnv(env: Record<string, string | undefined>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const option of OPTION_NAMES) {
-    const snake = env[envName(option)];
-    if (snake !== undefined) out[option] = snake;
-    const dotted = env[`notify.${option}`];
-    if (dotted !== undefined) out[option] = dotted;
-  }
-  for (const key of Object.keys(env)) {
-    if (key.startsWith('notify.') && !OPTION_NAMES.includes(key.slice(7) as OptionName)) {
-      throw new NotifyError('CONFIG_INVALID', `Unknown option '${key.slice(7)}' (from environment variable ${key})`, { option: key.slice(7), source: key });
-    }
-  }
-  return out;
-}
-
-function readEnvSources(env: Record<string, string | undefined>): Record<string, Source> {
-  const out: Record<string, Source> = {};
-  for (const option of OPTION_NAMES) {
-    if (env[envName(option)] !== undefined) out[option] = `environment variable ${envName(option)}`;
-    if (env[`notify.${option}`] !== undefined) out[option] = `environment variable notify.${option}`;
-  }
-  return out;
-}
-
-/** The tracking host: trackingHost, or baseUrl when empty (spec part 2, rule 1). */
+/** The tracking host: trackingHost, or baseUrl when empty, so one host serves pages and tracking unless told otherwise. */
 export function trackingHost(config: Config): string {
   return config.trackingHost || config.baseUrl;
 }

@@ -2,7 +2,6 @@
 export const ErrorCodes = {
   CONFIG_INVALID: 'Configuration value is invalid',
   CONFIG_FILE: 'Configuration file could not be read',
-  NOT_IMPLEMENTED: 'Not implemented yet',
   NOT_FOUND: 'Record not found',
   INVALID_INPUT: 'Input is invalid',
   INVALID_EMAIL: 'Email address is invalid',
@@ -15,9 +14,6 @@ export const ErrorCodes = {
   MAILER_FAILED: 'Mailer failed',
   STORE_UNAVAILABLE: 'Database is unavailable',
   WEBHOOK_DRIVER: 'Webhook driver problem',
-  WEBHOOK_SIGNATURE: 'Webhook signature check failed',
-  RATE_LIMITED: 'Too many requests',
-  UNAUTHORIZED: 'Not authorised',
   CLOSED: 'Notify instance is closed',
 } as const;
 
@@ -37,8 +33,4 @@ export class NotifyError extends Error {
 
 export function isNotifyError(err: unknown, code?: ErrorCode): err is NotifyError {
   return err instanceof NotifyError && (code === undefined || err.code === code);
-}
-
-export function notImplemented(what: string): never {
-  throw new NotifyError('NOT_IMPLEMENTED', `${what} is not implemented yet`);
 }

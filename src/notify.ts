@@ -15,8 +15,8 @@ import type { Mailer } from './core/mailer.ts';
 import { type CampaignReport, createStatsService, type ReportOptions } from './core/stats.ts';
 import { type SendInput, sendOne } from './core/send.ts';
 import { newToken } from './core/tokens.ts';
-import { createTrackingRecorder, type TrackingRecorderOptions } from './core/tracking.ts';
-import { createClickResolver } from './core/tracking-links.ts';
+import { createTrackingRecorder, type TrackingRecorderOptions } from './core/tracking-recorder.ts';
+import { createClickResolver } from './core/click-resolver.ts';
 import { statsAfterFlush } from './core/tracking-stats.ts';
 import type { Campaign, CampaignRunResult, CampaignStats, Contact, ContactInput, DripRunResult, Enrollment, SendRecord, Sequence } from './core/types.ts';
 import { isNotifyError, NotifyError } from './errors.ts';
@@ -95,8 +95,8 @@ export interface InstanceContext extends Context {
 const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, webhookRoute, adminRoutes, captureRoutes];
 
 export async function createNotify(options: CreateNotifyOptions = {}): Promise<Notify> {
-  const { clock, fetch: fetchImpl, logger, migrate, tracking, configFile, env, cwd, ...overrides } = options;
-  const config = await loadConfig(overrides, { configFile, env, cwd });
+  const { clock, fetch: fetchImpl, logger, migrate, tracking, configFile, envFile, env, cwd, ...overrides } = options;
+  const config = await loadConfig(overrides, { configFile, envFile, env, cwd });
   const log = logger ?? pino({ level: config.logLevel, name: 'notify' });
   const store = createStore(config.database);
   let mailer: Mailer | undefined;

@@ -1,5 +1,19 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { compiled } from './compiled.ts';
+import { onCore } from './cores.ts';
+import { PROFILE_DIR } from './options.ts';
+
+export interface ChildOptions {
+  args?: string[];
+  env?: Record<string, string>;
+  /** the core to pin it to (bench/lib/cores.ts) */
+  core?: number;
+  /** the process under test: profiled when BENCH_CPU_PROF_DIR is set */
+  subject?: boolean;
+  readyTimeoutMs?: number;
+}
 
 export interface Child<T> {
   proc: ChildProcess;
@@ -9,44 +23,59 @@ export interface Child<T> {
   stop(graceMs?: number): Promise<number | null>;
   /** the child's `DONE <json>` line, printed when it exits after SIGTERM (servers report counts there) */
   done(): Promise<unknown>;
+  /** sends one command (a JSON line on its stdin, see `serveCommands`) and waits for its answer */
+  call<R>(command: Record<string, unknown>): Promise<R>;
 }
 
 /**
- * Runs a TypeScript file in its own Node process (through tsx), so a server under load does not
- * share the load generator's event loop. The child prints `READY {json}` once it serves, and may
- * print `DONE {json}` when it stops. Anything else it prints goes to our stderr.
+ * Runs a file in its own Node process (a .ts file through tsx), so a server under load does not
+ * share the load generator's event loop. The child prints `READY {json}` once it serves, may
+ * print `DONE {json}` when it stops, and `RESULT {json}` / `ERROR {json}` to answer a command.
+ * Anything else it prints goes to our stderr.
  */
-export function startChild<T = Record<string, unknown>>(file: string | URL, args: string[] = [], env: Record<string, string> = {}, readyTimeoutMs = 30_000): Promise<Child<T>> {
-  const path = file instanceof URL ? fileURLToPath(file) : file;
-  const proc = spawn(process.execPath, ['--import', 'tsx', path, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+export async function startChild<T = Record<string, unknown>>(file: string | URL, opts: ChildOptions = {}): Promise<Child<T>> {
+  const profile = opts.subject && PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  let path = file instanceof URL ? fileURLToPath(file) : file;
+  // a profiled subject runs compiled, so its profile shows source lines and no tsx loader
+  if (profile.length && path.endsWith('.ts')) path = (await compiled(pathToFileURL(path))).file;
+  const loader = path.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const [command, args] = onCore(opts.core, process.execPath, [...profile, ...loader, path, ...(opts.args ?? [])]);
+  const proc = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...opts.env } });
+  if (profile.length) console.error(`  (profiling ${path.split('/').pop()} ${opts.args?.[0] ?? ''}: pid ${proc.pid})`);
   let doneValue: unknown;
+  const waiting: { resolve(v: unknown): void; reject(e: Error): void }[] = [];
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
+  exited.then(() => {
+    for (const w of waiting.splice(0)) w.reject(new Error(`${path} exited before answering`));
+  });
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
       reject(new Error(`${path} was not ready after ${readyTimeoutMs} ms`));
     }, readyTimeoutMs);
-    let buf = '';
-    proc.stdout!.setEncoding('utf8');
-    proc.stdout!.on('data', (chunk: string) => {
-      buf += chunk;
-      let nl = buf.indexOf('\n');
-      while (nl >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        nl = buf.indexOf('\n');
-        if (line.startsWith('READY ')) {
-          clearTimeout(timer);
-          resolve({ proc, info: JSON.parse(line.slice(6)) as T, stop, done: () => exited.then(() => doneValue) });
-        } else if (line.startsWith('DONE ')) doneValue = JSON.parse(line.slice(5));
-        else if (line) process.stderr.write(`  [${proc.pid}] ${line}\n`);
-      }
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      const [tag, json] = [line.slice(0, line.indexOf(' ')), line.slice(line.indexOf(' ') + 1)];
+      if (tag === 'READY') {
+        clearTimeout(timer);
+        resolve({ proc, info: JSON.parse(json) as T, stop, done: () => exited.then(() => doneValue), call });
+      } else if (tag === 'DONE') doneValue = JSON.parse(json);
+      else if (tag === 'RESULT') waiting.shift()?.resolve(JSON.parse(json));
+      else if (tag === 'ERROR') waiting.shift()?.reject(new Error(`${path}: ${JSON.parse(json)}`));
+      else if (line) process.stderr.write(`  [${proc.pid}] ${line}\n`);
     });
     proc.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`${path} exited with ${code} before it was ready`));
     });
   });
+
+  function call<R>(command: Record<string, unknown>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      waiting.push({ resolve: resolve as (v: unknown) => void, reject });
+      proc.stdin!.write(`${JSON.stringify(command)}\n`);
+    });
+  }
 
   async function stop(graceMs = 10_000): Promise<number | null> {
     if (proc.exitCode !== null || proc.signalCode !== null) return exited;
@@ -66,4 +95,26 @@ export function ready(info: Record<string, unknown>): void {
 /** For child scripts: report final figures to the parent just before exiting. */
 export function done(info: Record<string, unknown>): void {
   process.stdout.write(`DONE ${JSON.stringify(info)}\n`);
+}
+
+/**
+ * For child scripts: answers the parent's commands one at a time, in order. Stops (after the
+ * command in hand, then `close`) on SIGTERM or when stdin closes, and exits normally, so that a
+ * `--cpu-prof` profile gets written.
+ */
+export function serveCommands(handle: (command: Record<string, unknown>) => Promise<unknown>, close: () => Promise<void> = async () => {}): void {
+  let queue = Promise.resolve();
+  const exit = () => queue.then(close).then(() => process.exit(0));
+  process.once('SIGTERM', exit);
+  createInterface({ input: process.stdin })
+    .on('line', (line) => {
+      queue = queue.then(async () => {
+        try {
+          process.stdout.write(`RESULT ${JSON.stringify(await handle(JSON.parse(line)))}\n`);
+        } catch (err) {
+          process.stdout.write(`ERROR ${JSON.stringify(err instanceof Error ? err.stack : String(err))}\n`);
+        }
+      });
+    })
+    .on('close', exit);
 }

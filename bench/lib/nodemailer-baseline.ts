@@ -41,25 +41,17 @@ export async function timeSends(send: (i: number) => Promise<unknown>, count: nu
   return count / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
-/** Baseline 1: raw nodemailer pool sending pre-built raw MIME. */
-export async function rawMimeRate(smtpUrl: string, html: string, count: number): Promise<number> {
+export type Transport = ReturnType<typeof pooledTransport>;
+
+/** Baseline 1: raw nodemailer pool sending pre-built raw MIME (built before the clock starts). */
+export async function rawMimeRate(transport: Transport, html: string, count: number): Promise<number> {
   const to = recipients(count, 'raw');
   const raws = await prebuild(html, to);
-  const transport = pooledTransport(smtpUrl);
-  try {
-    return await timeSends((i) => transport.sendMail({ envelope: { from: FROM, to: [to[i]] }, raw: raws[i] }), count);
-  } finally {
-    transport.close();
-  }
+  return timeSends((i) => transport.sendMail({ envelope: { from: FROM, to: [to[i]] }, raw: raws[i] }), count);
 }
 
 /** Baseline 2: plain sendMail({ html }): nodemailer composes every message itself. */
-export async function sendMailHtmlRate(smtpUrl: string, html: string, count: number): Promise<number> {
+export function sendMailHtmlRate(transport: Transport, html: string, count: number): Promise<number> {
   const to = recipients(count, 'html');
-  const transport = pooledTransport(smtpUrl);
-  try {
-    return await timeSends((i) => transport.sendMail({ from: FROM, to: to[i], subject: 'This week', html }), count);
-  } finally {
-    transport.close();
-  }
+  return timeSends((i) => transport.sendMail({ from: FROM, to: to[i], subject: 'This week', html }), count);
 }

@@ -1,4 +1,4 @@
-import { linkRef, scopeSignature } from '../../src/core/links.ts';
+import { linkRef, scopeSignature } from '../../src/core/link-refs.ts';
 import { newToken } from '../../src/core/tokens.ts';
 import type { Store } from '../../src/store/contract.ts';
 import { createStore } from '../../src/store/index.ts';

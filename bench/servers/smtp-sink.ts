@@ -6,9 +6,11 @@ import { ready } from '../lib/child.ts';
 /**
  * A light SMTP sink in its own process (the in-process test sink parses every message; this one
  * only counts), so the sender being measured does not share an event loop with its receiver.
- * GET /stats on the control port: { messages, recipients, duplicates }; POST /reset clears.
+ * GET /stats on the control port: { messages, recipients, duplicates }; GET /times: the arrival
+ * time (epoch ms) of every message since the last reset; POST /reset clears.
  */
 let messages = 0;
+let times: number[] = [];
 let seen = new Map<string, number>();
 let duplicates = 0;
 
@@ -23,6 +25,7 @@ const smtp = new SMTPServer({
     stream.on('data', () => {});
     stream.on('end', () => {
       messages++;
+      times.push(Date.now());
       for (const r of session.envelope.rcptTo) {
         const n = (seen.get(r.address) ?? 0) + 1;
         if (n > 1) duplicates++;
@@ -38,9 +41,10 @@ const control = createServer((req, res) => {
     messages = 0;
     duplicates = 0;
     seen = new Map();
+    times = [];
   }
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ messages, recipients: seen.size, duplicates }));
+  res.end(JSON.stringify(req.url === '/times' ? times : { messages, recipients: seen.size, duplicates }));
 });
 
 // Replies are small writes: without this, Nagle + delayed ACK add ~40 ms to some of them.

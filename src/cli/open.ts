@@ -1,13 +1,43 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { loadConfig } from '../config.ts';
+import { NotifyError } from '../errors.ts';
 import { type CreateNotifyOptions, createNotify, type Notify } from '../notify.ts';
 
-/** Opens an instance with the program's --config, runs fn, and always closes it. */
-export async function withNotify<T>(cmd: Command, fn: (notify: Notify) => Promise<T>, extra: CreateNotifyOptions = {}): Promise<T> {
-  const { config } = cmd.optsWithGlobals<{ config?: string }>();
-  const notify = await createNotify({ configFile: config, ...extra });
+/** Where the program's global --config and --env-file point (undefined: the defaults in this folder). */
+export function configSources(cmd: Command): { configFile?: string; envFile?: string } {
+  const { config, envFile } = cmd.optsWithGlobals<{ config?: string; envFile?: string }>();
+  return { configFile: config, envFile };
+}
+
+export interface OpenOptions extends CreateNotifyOptions {
+  /**
+   * The command only reads: a SQLite database that is not there is an error saying where it was
+   * looked for, instead of an empty one created in the wrong folder.
+   */
+  readOnly?: boolean;
+}
+
+/** Opens an instance with the program's --config and --env-file, runs fn, and always closes it. */
+export async function withNotify<T>(cmd: Command, fn: (notify: Notify) => Promise<T>, { readOnly, ...extra }: OpenOptions = {}): Promise<T> {
+  const sources = configSources(cmd);
+  if (readOnly) await assertDatabaseExists(sources);
+  const notify = await createNotify({ ...sources, ...extra });
   try {
     return await fn(notify);
   } finally {
     await notify.close();
   }
+}
+
+async function assertDatabaseExists(sources: { configFile?: string; envFile?: string }): Promise<void> {
+  const { database } = await loadConfig({}, sources);
+  const file = database.startsWith('sqlite:') ? database.slice('sqlite:'.length) : undefined;
+  if (file === undefined || file === ':memory:' || existsSync(resolve(file))) return;
+  throw new NotifyError(
+    'NOT_FOUND',
+    `No database at ${resolve(file)} (database: ${database}). Run this in the folder that holds it, or set the database option: "database" in notify.config.json, NOTIFY_DATABASE in .env or the environment, or --config <file>`,
+    { path: resolve(file) },
+  );
 }

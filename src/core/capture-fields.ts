@@ -1,7 +1,10 @@
 import { NotifyError } from '../errors.ts';
 import { isValidEmail } from './email.ts';
 
-/** Limits of one capture post (DESIGN.md section 4: anything beyond the known fields goes to attributes). */
+/**
+ * Limits of one capture post: anything beyond the known fields goes to attributes, so these bound
+ * what an anonymous post can store.
+ */
 export const CAPTURE_LIMITS = {
   /** distinct field names, known ones included */
   fields: 40,

@@ -26,7 +26,7 @@ export interface CaptureConsent {
 }
 
 /**
- * Creates or updates the contact of a capture post (DESIGN.md section 4):
+ * Creates or updates the contact of a capture post:
  * - new address, or one only `transactional` mail went to: `subscribed`, or `pending` plus a
  *   confirmation email when doubleOptIn is on;
  * - known address: lists are added; name and attributes only fill what is empty, because an

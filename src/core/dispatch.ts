@@ -6,9 +6,9 @@ import { type CompiledMessage, compileMessage, createEngines, type MessageTempla
 import { personalize, type Recipient } from '../render/personalize.ts';
 import { classifyFailure, REFUSED } from './failure.ts';
 import { assertHeaderValue, checkHeaders, checkSubject, formatFrom, hasHeader } from './headers.ts';
-import { type LinkScope, scopeSignature } from './links.ts';
+import { type LinkScope, scopeSignature } from './link-refs.ts';
+import { storeScopeLinks } from './link-lists.ts';
 import type { ComposerFactory, MessageComposer, OutgoingMessage } from './mailer.ts';
-import { storeScopeLinks } from './scope-links.ts';
 import type { SendOutcome } from './storage/sends.ts';
 import { isSuppressedStatus, type RecipientContact } from './types.ts';
 

@@ -3,8 +3,8 @@
  * written (that is when the send's delivery time is at hand). Every event is still recorded; the
  * label only decides whether it counts towards human_opened / human_clicked.
  *
- * The rules are deliberately conservative signals that are well documented in the industry; the
- * stats work (issue 8) extends this file. Add a rule by adding a line to RULES.
+ * The rules are deliberately conservative signals that are well documented in the industry. Add a
+ * rule by adding a line to RULES.
  */
 export type EngagementType = 'open' | 'click';
 

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Contact, Enrollment } from './types.ts';
 
-/** Application events (spec part 6) and their payloads. */
+/** Application events and their payloads. */
 export interface NotifyEventMap {
   'notify:contact.unsubscribed': { contact: Contact; source: 'link' | 'one-click' | 'api'; sendId?: number | null };
   'notify:contact.bounced': { contact: Contact; message_id: string | null; provider: string | null };

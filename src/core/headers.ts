@@ -1,3 +1,4 @@
+import { whereToSet } from '../config.ts';
 import { NotifyError } from '../errors.ts';
 import { formatAddress } from '../mail/encoding.ts';
 import { isValidEmail } from './email.ts';
@@ -16,7 +17,7 @@ const NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]{1,76}$/;
 /** headers notify writes itself; setting them would produce a broken or misleading message */
 const RESERVED = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id', 'mime-version', 'content-type', 'content-transfer-encoding', 'sender', 'reply-to-all']);
 
-/** Validated copy of custom headers. List-Unsubscribe given here is kept as-is (spec part 2, rule 4). */
+/** Validated copy of custom headers. List-Unsubscribe given here is kept as-is: the sender's own unsubscribe handling wins. */
 export function checkHeaders(headers: unknown): Record<string, string> {
   if (headers === undefined || headers === null) return {};
   if (typeof headers !== 'object' || Array.isArray(headers)) throw new NotifyError('INVALID_INPUT', 'headers must be an object of name -> value', { field: 'headers' });
@@ -45,7 +46,7 @@ export function hasHeader(headers: Record<string, string>, name: string): boolea
 /** The From header value; the campaign's (or call's) own values beat the config defaults. */
 export function formatFrom(name: string | null | undefined, email: string | null | undefined): { header: string; address: string } {
   const address = (email ?? '').trim();
-  if (!address) throw new NotifyError('MISSING_SENDER', 'No from address: set the fromEmail option or give fromEmail', { field: 'fromEmail' });
+  if (!address) throw new NotifyError('MISSING_SENDER', `No from address: set the fromEmail option (${whereToSet('fromEmail')}) or give this campaign or message its own fromEmail`, { field: 'fromEmail' });
   assertHeaderValue('fromEmail', address);
   if (!isValidEmail(address)) throw new NotifyError('INVALID_EMAIL', `Invalid from address ${JSON.stringify(address)}`, { field: 'fromEmail' });
   if (name) {

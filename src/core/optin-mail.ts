@@ -1,4 +1,5 @@
 import type { Context } from '../context.ts';
+import { whereToSet } from '../config.ts';
 import { isNotifyError, NotifyError } from '../errors.ts';
 import type { Views } from '../render/views.ts';
 import { formatFrom } from './headers.ts';
@@ -45,7 +46,7 @@ function sender(config: Pick<Context['config'], 'fromName' | 'fromEmail'>): stri
   try {
     return formatFrom(config.fromName, config.fromEmail).header;
   } catch (err) {
-    if (isNotifyError(err, 'MISSING_SENDER')) throw new NotifyError('MISSING_SENDER', 'Double opt-in needs a from address: set fromEmail (or NOTIFY_FROM_EMAIL)');
+    if (isNotifyError(err, 'MISSING_SENDER')) throw new NotifyError('MISSING_SENDER', `Double opt-in needs a from address: set the fromEmail option (${whereToSet('fromEmail')})`);
     throw new NotifyError('CONFIG_INVALID', `Double opt-in cannot send: ${(err as Error).message}`, { option: 'fromEmail' }, { cause: err });
   }
 }

@@ -21,7 +21,7 @@ const COUNTER: Record<SuppressReason, CounterName> = { unsubscribed: 'unsubscrib
 type Ctx = Pick<Context, 'store' | 'clock' | 'events'>;
 
 /**
- * The one path by which a contact becomes suppressed (spec part 3): status set, active drip
+ * The one path by which a contact becomes suppressed: status set, active drip
  * enrollments cancelled, an event row written, the campaign counter counted, all in ONE
  * transaction (a crash in between leaves none of it); then the application event fires.
  * Returns the updated contact.

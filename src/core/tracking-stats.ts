@@ -1,5 +1,5 @@
 import type { StatsService } from './stats.ts';
-import type { TrackingRecorder } from './tracking.ts';
+import type { TrackingRecorder } from './tracking-recorder.ts';
 
 /**
  * The stats service with every read made after the opens and clicks this process has buffered

@@ -8,7 +8,7 @@ export type ContactStatus = (typeof CONTACT_STATUSES)[number];
  * them; one-off mail still reaches them.
  */
 export const NOT_OPTED_IN_STATUSES: readonly ContactStatus[] = ['pending', 'transactional'];
-/** Statuses that make a contact suppressed (spec part 2). */
+/** Statuses that make a contact suppressed. */
 export const SUPPRESSED_STATUSES: readonly ContactStatus[] = ['unsubscribed', 'bounced', 'complained'];
 
 export function isSuppressedStatus(status: string): boolean {
@@ -155,7 +155,7 @@ export interface Sequence {
   steps: Step[];
 }
 
-/** Result of one notify:process-drips run (DESIGN.md section 3). */
+/** Result of one notify:process-drips run. */
 export interface DripRunResult {
   /** steps delivered */
   sent: number;

@@ -4,7 +4,7 @@ import { hashToken, isWellFormedToken } from './tokens.ts';
 import type { Contact } from './types.ts';
 
 /**
- * The unsubscribe flow (spec part 3): by unsubscribe_token, whatever the contact's status, to
+ * The unsubscribe flow: by unsubscribe_token, whatever the contact's status, to
  * `unsubscribed`, through suppressIfChanged (enrollments cancelled, event row, app event).
  * "Expired" is the token of an erased contact (its hash survives in a tombstone).
  */

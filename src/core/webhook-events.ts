@@ -21,7 +21,7 @@ type Ctx = Pick<Context, 'store' | 'clock' | 'events'>;
 type Suppressed = { contact: Contact; status: SuppressReason; opts: SuppressOptions };
 
 /**
- * Applies verified webhook events (spec part 3): bounce -> contact `bounced`, complaint ->
+ * Applies verified webhook events: bounce -> contact `bounced`, complaint ->
  * `complained` (both through the suppression flow: enrollments cancelled, event row, campaign
  * counter, application event), soft_bounce -> a `soft_bounce` event row only. Each event's
  * receipt is written in the same transaction as its effects, so a redelivery (same provider id)

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { Context } from '../context.ts';
-import type { TrackingRecorder } from '../core/tracking.ts';
-import type { ClickResolver } from '../core/tracking-links.ts';
+import type { TrackingRecorder } from '../core/tracking-recorder.ts';
+import type { ClickResolver } from '../core/click-resolver.ts';
 import type { Views } from '../render/views.ts';
 import type { ResolvedDriver } from '../webhooks/index.ts';
 

@@ -1,5 +1,5 @@
 import type { Context as HonoContext } from 'hono';
-import { type ClickTarget, createClickResolver } from '../core/tracking-links.ts';
+import { type ClickTarget, createClickResolver } from '../core/click-resolver.ts';
 import type { RouteModule } from './app.ts';
 import { clientIp } from './client-ip.ts';
 import { header } from './request.ts';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from '../context.ts';
-import type { TrackingRecorder } from '../core/tracking.ts';
-import type { ClickResolver } from '../core/tracking-links.ts';
+import type { TrackingRecorder } from '../core/tracking-recorder.ts';
+import type { ClickResolver } from '../core/click-resolver.ts';
 import { isWellFormedToken } from '../core/tokens.ts';
 import { CLICK_PREFIX, linkParam } from './click.ts';
 import { clientIpFrom } from './client-ip.ts';

@@ -14,7 +14,7 @@ export const GIF_HEADERS = {
 
 /**
  * GET /notify/open/<token>: the same 43-byte GIF whatever the token and whatever the database
- * is doing. Recording is a push into the group-commit buffer (core/tracking.ts): the response
+ * is doing. Recording is a push into the group-commit buffer (core/tracking-recorder.ts): the response
  * never waits for a write. Malformed tokens are not even buffered; unknown well-formed ones are
  * dropped when the batch resolves its tokens.
  */

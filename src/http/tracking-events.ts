@@ -1,6 +1,6 @@
 import type { Context } from '../context.ts';
-import type { TrackedEvent } from '../core/tracking.ts';
-import type { ClickTarget } from '../core/tracking-links.ts';
+import type { TrackedEvent } from '../core/tracking-recorder.ts';
+import type { ClickTarget } from '../core/click-resolver.ts';
 
 /** What the request says about itself, as both the Hono routes and the node:http fast path read it. */
 export interface TrackingRequest {

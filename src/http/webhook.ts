@@ -11,7 +11,7 @@ import { readCapped } from './read-body.ts';
 const MAX_BODY_BYTES = 5 * 1024 * 1024;
 
 /**
- * POST /notify/webhook (spec part 4): 400 without a webhookDriver; 403 when the driver's
+ * POST /notify/webhook: 400 without a webhookDriver; 403 when the driver's
  * verifySignature fails (nothing else is looked at); a subscription confirmation is confirmed
  * (502 when the provider's confirm call fails, so it retries); otherwise the parsed events are
  * applied and 200 answers only once their effects and receipts are stored (503 when the database

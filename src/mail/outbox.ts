@@ -14,7 +14,11 @@ export function createOutboxMailer(dir: string, cwd = process.cwd()): Mailer {
   return {
     name: 'outbox',
     async send(m) {
-      ready ??= mkdir(root, { recursive: true });
+      // A folder that could not be made is tried again on the next message, not failed forever.
+      ready ??= mkdir(root, { recursive: true }).catch((err) => {
+        ready = undefined;
+        throw err;
+      });
       await ready;
       const raw =
         m.raw ??

@@ -6,7 +6,7 @@ import { NotifyError } from '../errors.ts';
 import { isWholeDocument, layoutName, readLayout } from './layout.ts';
 import { createBodyEngine, createPlainEngine, parse, RECIPIENT_ROOTS, renderSync, slotify, templateError } from './liquid.ts';
 import { type BodySource, type ContentInput, resolveContent } from './source.ts';
-import { LinkCollector, markHtml, markText, normalizePlaceholders, type Part, PIXEL_PLACEHOLDER, placePixel, split } from './tracking.ts';
+import { LinkCollector, markHtml, markText, normalizePlaceholders, type Part, PIXEL_PLACEHOLDER, placePixel, split } from './tracking-rewrite.ts';
 
 /** What one compiled message (a campaign, a drip step, a one-off) is made of. */
 export interface MessageTemplate extends ContentInput {

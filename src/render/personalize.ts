@@ -1,11 +1,11 @@
 import type { CompiledMessage, Variant } from './compile.ts';
 import { escapeHtml, renderSync, unescapeHtml } from './liquid.ts';
-import { type Part, SIG, TOKEN, UNSUB } from './tracking.ts';
+import { type Part, SIG, TOKEN, UNSUB } from './tracking-rewrite.ts';
 
 /** What differs between two recipients of one compiled message. */
 export interface Recipient {
   token: string;
-  /** link signature for (token, scope), see core/links.ts */
+  /** link signature for (token, scope), see core/link-refs.ts */
   sig: string;
   /** '' when the send has no single contact to unsubscribe */
   unsubscribeUrl: string;

@@ -1,20 +1,65 @@
-import type { Kysely } from 'kysely';
+import type { ColumnDataType, ColumnDefinitionBuilder, Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
 import type { Database } from './schema.ts';
 
 export type DialectKind = 'sqlite' | 'postgres';
 
+/** The column types a migration writes once for both engines. */
+export interface ColumnTypes {
+  /** type of a primary key id column */
+  id: ColumnDataType;
+  /** modifier that makes the id column an auto-incrementing primary key */
+  pk: (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
+  /** type of a column referencing an id */
+  ref: ColumnDataType;
+  /** epoch milliseconds */
+  ts: ColumnDataType;
+  json: ColumnDataType;
+  bool: ColumnDataType;
+}
+
+/** A column of rows that travel as one JSON parameter (see StoreDialect.jsonRows). */
+export interface JsonRowColumn {
+  name: string;
+  type: 'text' | 'integer' | 'smallint' | 'bigint' | 'json';
+}
+
+/** a lock clause fits a select of any table and shape */
+type AnySelect = SelectQueryBuilder<any, any, any>;
+
 /**
- * What differs between the engines. Everything else is shared Kysely in store/repos/.
+ * What differs between the engines. Everything else is shared Kysely in store/repos/, which asks
+ * the dialect for these pieces and never which engine it runs on.
  * Implementations: store/sqlite/index.ts and store/postgres/index.ts.
  */
 export interface StoreDialect {
   kind: DialectKind;
   db: Kysely<Database>;
+  columns: ColumnTypes;
   /** prepares the connection target (PostgreSQL schema) before migrations */
   prepare(): Promise<void>;
+  /** where the migrator keeps its tables (undefined: the engine has one namespace) */
+  migrationTableSchema(): Promise<string | undefined>;
   isUniqueViolation(err: unknown): boolean;
   /** the database went away or refused us (as opposed to a bad query) */
   isConnectionError(err: unknown): boolean;
+  /**
+   * Runs `fn` in a transaction in which no other writer can change what `fn` reads before it
+   * writes: SQLite takes the database's write lock up front (BEGIN IMMEDIATE); PostgreSQL locks
+   * rows as `fn` reads them (lockForUpdate) or tables (lockTable).
+   */
+  writeTransaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T>;
+  /** locks a whole table until the transaction ends, against writers that are not row-locked */
+  lockTable(trx: Kysely<Database>, table: string): Promise<void>;
+  /** the selected rows stay locked for this transaction; rows another claim holds are skipped */
+  lockForClaim<Q extends AnySelect>(query: Q): Q;
+  /** the selected rows stay locked for this transaction, in the order read (others wait) */
+  lockForUpdate<Q extends AnySelect>(query: Q): Q;
+  /** the right-hand side of `column in (...)` for up to a thousand values */
+  inList(values: readonly string[]): readonly string[] | RawBuilder<string>;
+  /** `select <columns> from` the rows of a JSON array of objects, bound as ONE parameter */
+  jsonRows(json: string, columns: readonly JsonRowColumn[]): RawBuilder<unknown>;
+  /** the value to put into a `json` column of a jsonRows row */
+  jsonRowValue(value: unknown): unknown;
   /** drops everything this store created (tests: the per-run PostgreSQL schema) */
   destroyData(): Promise<void>;
   close(): Promise<void>;

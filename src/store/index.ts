@@ -11,7 +11,7 @@ import { createEventsRepo } from './repos/events.ts';
 import { createLinksRepo } from './repos/links.ts';
 import { createMetaRepo } from './repos/meta.ts';
 import { createStatsRepo } from './repos/stats.ts';
-import { createTrackingRepo } from './repos/tracking.ts';
+import { createTrackingRepo } from './repos/tracking-batches.ts';
 import { createOptinRepo } from './repos/optin.ts';
 import { createRateLimitsRepo } from './repos/rate-limits.ts';
 import { createSendsRepo } from './repos/sends.ts';
@@ -42,7 +42,7 @@ export function createStore(url: string): Store {
     links: createLinksRepo(db),
     meta: createMetaRepo(db),
     stats: createStatsRepo(db),
-    tracking: createTrackingRepo(db, dialect.kind),
+    tracking: createTrackingRepo(db, dialect),
     optin: createOptinRepo(db),
     rateLimits: createRateLimitsRepo(db),
     sends: createSendsRepo(db),
@@ -64,7 +64,7 @@ export function createStore(url: string): Store {
     async migrate() {
       try {
         await dialect.prepare();
-        return await migrateToLatest(db, dialect.kind);
+        return await migrateToLatest(dialect);
       } catch (err) {
         if (err instanceof NotifyError) throw err;
         throw new NotifyError('STORE_UNAVAILABLE', `Could not migrate ${dialect.kind} database: ${(err as Error).message}`, {}, { cause: err });

@@ -18,7 +18,7 @@ export interface ContactsTable {
   consent_source: string | null;
   consent_ip: string | null;
   confirm_token_hash: string | null;
-  /** when the current double opt-in link was issued (migration 007) */
+  /** when the current double opt-in link was issued, so it expires */
   confirm_sent_at: number | null;
   created_at: number;
   updated_at: number;
@@ -101,7 +101,7 @@ export interface EventsTable {
 
 export interface LinksTable {
   id: Generated<number>;
-  /** c<campaignId> | s<stepId> | m<sendId>, see core/links.ts */
+  /** c<campaignId> | s<stepId> | m<sendId>, see core/link-refs.ts */
   scope: string;
   position: number;
   url: string;

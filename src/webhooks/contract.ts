@@ -1,5 +1,5 @@
 /**
- * The webhook driver contract (spec part 4). A driver knows one provider's wire format: how its
+ * The webhook driver contract. A driver knows one provider's wire format: how its
  * requests are authenticated, whether one is a subscription handshake, and which bounce and
  * complaint events it carries. It knows nothing of contacts or storage: the route verifies,
  * confirms or parses through the driver, and core/webhook-events.ts applies the events.
@@ -7,7 +7,7 @@
 
 export type WebhookEventType = 'bounce' | 'soft_bounce' | 'complaint';
 
-/** A parsed webhook event (spec part 2). */
+/** A parsed webhook event. */
 export interface ParsedWebhookEvent {
   type: WebhookEventType;
   /** address of the affected contact */

@@ -75,6 +75,9 @@ describe('notify demo', () => {
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /campaign 1 sent 5 messages/, 'a new database, not a second campaign');
     assert.match(again.stdout, /first step sent 5/);
+    assert.doesNotMatch(again.stdout, /\/notify\/admin|password/, 'no admin URL: nothing serves it, and the next run makes a new token');
+    assert.match(again.stdout, /Not serving \(--no-serve\): run `npx notify demo` for the admin pages/);
+    assert.match(again.stdout, /NOTIFY_DATABASE=sqlite:notify-demo\/notify\.db npx notify stats 1/);
     assert.equal(messages().length, 10, 'the old messages are gone');
 
     const foreign = join(env.dir, 'mine');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pino from 'pino';
-import { createTrackingRecorder, type TrackedEvent } from '../../src/core/tracking.ts';
+import { createTrackingRecorder, type TrackedEvent } from '../../src/core/tracking-recorder.ts';
 import { createNotify } from '../../src/notify.ts';
 import type { Store } from '../../src/store/contract.ts';
 import { forEachEngine, testOptions, useNotify } from '../helpers/engines.ts';

@@ -36,7 +36,7 @@ async function dropDatabase(url: string, cleanup: () => void): Promise<void> {
 
 /** Options every test instance gets: no config file, no process env, silent logs. */
 export function testOptions(database: string, extra: CreateNotifyOptions = {}): CreateNotifyOptions {
-  return { database, configFile: false, env: {}, logLevel: 'silent', mailer: 'log', fromEmail: 'news@example.com', ...extra };
+  return { database, configFile: false, envFile: false, env: {}, logLevel: 'silent', mailer: 'log', fromEmail: 'news@example.com', ...extra };
 }
 
 export interface EngineHandle {

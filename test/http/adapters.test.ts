@@ -15,7 +15,7 @@ import { clickPath, eventsOf, insertSend } from '../helpers/sends.ts';
 // Exact bytes a signature would be computed over: odd spacing, key order, unicode escapes.
 const WEBHOOK_BODY = '{ "b":1,  "a" : "\\u00e9t\\u00e9",\n"z":[ 1 ,2 ] }';
 
-/** Stands in for the webhook handler (issue 6): answers with the bytes it received. */
+/** Stands in for the webhook handler: answers with the bytes it received. */
 function echoNotify(notify: Notify): Pick<Notify, 'listener' | 'context'> {
   const app = new Hono();
   app.all('/notify/*', async (c) => c.json({ path: c.req.path, body: Buffer.from(await c.req.arrayBuffer()).toString('utf8') }));

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
-import { linkRef, scopeSignature } from '../../src/core/links.ts';
+import { linkRef, scopeSignature } from '../../src/core/link-refs.ts';
 import { newToken } from '../../src/core/tokens.ts';
-import { type ClickResolver, createClickResolver } from '../../src/core/tracking-links.ts';
+import { type ClickResolver, createClickResolver } from '../../src/core/click-resolver.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { createStore } from '../../src/store/index.ts';
 import { forEachEngine, testOptions, useStore } from '../helpers/engines.ts';

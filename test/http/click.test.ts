@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { manualClock } from '../../src/core/clock.ts';
-import { linkRef, scopeSignature } from '../../src/core/links.ts';
+import { linkRef, scopeSignature } from '../../src/core/link-refs.ts';
 import { newToken } from '../../src/core/tokens.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
 import { call, serve } from '../helpers/http.ts';

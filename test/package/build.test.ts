@@ -1,33 +1,66 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { simpleParser } from 'mailparser';
+import { readmeBlock } from './readme.ts';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string> };
+
+/** the caller's environment minus its notify settings: only the temp project configures notify */
+const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^notify[._]/i.test(k)));
 
 /**
- * The published package is the compiled dist/ (npm runs `prepare` = `npm run build`): an
- * application on plain Node, with no TypeScript loader, imports it and the whole loop works,
- * shipped views included. Built into a temp package folder so the checkout's dist/ is untouched.
+ * The package as a user gets it: the sources copied to a temp folder, built there (so the checkout's
+ * dist/ is untouched), packed with `npm pack`, and the tarball unpacked into a temp project's
+ * node_modules the way npm installs it (its dependencies linked from this checkout, so no network),
+ * its bin linked into node_modules/.bin. Everything then runs on plain node and through npx.
  */
-const pkg = mkdtempSync(join(tmpdir(), 'notify-pkg-'));
-after(() => rmSync(pkg, { recursive: true, force: true }));
+describe(`the packed ${PACKAGE.name} tarball, installed in a project`, () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'notify-pkg-'));
+  const app = join(tmp, 'app');
+  after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('the built package runs on plain node: createNotify, a contact, the pixel and the unsubscribe page', async () => {
-  await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(pkg, 'dist'), '--sourceMap', 'false']);
-  symlinkSync(join(ROOT, 'views'), join(pkg, 'views'));
-  symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'));
-  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'notify', type: 'module', exports: { '.': './dist/index.js' } }));
-  const app = join(pkg, 'app');
-  mkdirSync(app);
-  writeFileSync(
-    join(app, 'main.mjs'),
-    `import { createNotify, notify_form } from '../dist/index.js';
-const notify = await createNotify({ database: 'sqlite:' + process.argv[2], configFile: false, env: {}, mailer: 'log', fromEmail: 'news@example.com', logLevel: 'silent' });
+  before(async () => {
+    const source = join(tmp, 'source');
+    mkdirSync(source);
+    for (const entry of ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src', 'views']) cpSync(join(ROOT, entry), join(source, entry), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(source, 'node_modules'));
+    await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--sourceMap', 'false'], { cwd: source });
+    const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', tmp], { cwd: source, env: cleanEnv() });
+    const tarball = join(tmp, stdout.trim().split('\n').pop()!);
+
+    const modules = join(app, 'node_modules');
+    mkdirSync(join(modules, '.bin'), { recursive: true });
+    for (const dep of readdirSync(join(ROOT, 'node_modules'))) if (!dep.startsWith('.')) symlinkSync(join(ROOT, 'node_modules', dep), join(modules, dep));
+    const installed = join(modules, PACKAGE.name);
+    mkdirSync(installed);
+    await run('tar', ['xzf', tarball, '-C', installed, '--strip-components=1']);
+    for (const [name, file] of Object.entries(PACKAGE.bin)) {
+      chmodSync(join(installed, file), 0o755);
+      symlinkSync(join('..', PACKAGE.name, file), join(modules, '.bin', name));
+    }
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'my-app', private: true, dependencies: { [PACKAGE.name]: PACKAGE.version } }));
+  });
+
+  test('the tarball holds the compiled library, the CLI sources and the views, and no tests', () => {
+    const installed = join(app, 'node_modules', PACKAGE.name);
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'bin/notify.js', 'src/cli/main.ts', 'views/notify/layouts/default.liquid', 'README.md']) {
+      assert.ok(statSync(join(installed, file)).isFile(), file);
+    }
+    assert.deepEqual(readdirSync(installed).filter((f) => ['test', 'bench', 'node_modules', 'notify.db'].includes(f)), []);
+  });
+
+  test('imported by its name on plain node, no TypeScript loader: the pixel, the unsubscribe page (shipped view) and the form helper', async () => {
+    writeFileSync(
+      join(app, 'loop.mjs'),
+      `import { createNotify, notify_form } from '${PACKAGE.name}';
+const notify = await createNotify({ database: 'sqlite:loop.db', configFile: false, envFile: false, env: {}, mailer: 'log', logLevel: 'silent' });
 const contact = await notify.contacts.upsert({ email: 'Ann@Example.com' });
 const pixel = await notify.fetch(new Request('http://app.test/notify/open/' + 'x'.repeat(22)));
 const page = await notify.fetch(new Request('http://app.test/notify/unsubscribe/' + contact.unsubscribe_token));
@@ -36,7 +69,37 @@ const after = await notify.contacts.get(contact.id);
 await notify.close();
 console.log(JSON.stringify({ pixel: [pixel.status, (await pixel.arrayBuffer()).byteLength], page: page.status, unsubscribedPage: /unsubscribed/i.test(html), status: after.status, form: notify_form({ list: 'news' }).includes('notify_hp') }));
 `,
-  );
-  const { stdout } = await run(process.execPath, [join(app, 'main.mjs'), join(pkg, 'app.db')], { cwd: app, env: { PATH: process.env.PATH } });
-  assert.deepEqual(JSON.parse(stdout.trim()), { pixel: [200, 43], page: 200, unsubscribedPage: true, status: 'unsubscribed', form: true });
+    );
+    const { stdout } = await run(process.execPath, ['loop.mjs'], { cwd: app, env: { PATH: process.env.PATH } });
+    assert.deepEqual(JSON.parse(stdout.trim()), { pixel: [200, 43], page: 200, unsubscribedPage: true, status: 'unsubscribed', form: true });
+  });
+
+  test("the README's library example runs as written on plain node: one campaign created, sent into the outbox, its stats read", async () => {
+    writeFileSync(join(app, 'campaign.mjs'), readmeBlock('## Use it as a library', 'js', 'getCampaignStats'));
+    const { stdout } = await run(process.execPath, ['campaign.mjs'], { cwd: app, env: cleanEnv() });
+    assert.match(stdout, /sent: 1,[\s\S]*remaining: 0/);
+    assert.match(stdout, /\{ total: 1, sent: 1, failed: 0, opened: 0, clicked: 0 \}/);
+    const [file, ...more] = readdirSync(join(app, 'outbox')).filter((f) => f.endsWith('.eml'));
+    assert.equal(more.length, 0);
+    const mail = await simpleParser(readFileSync(join(app, 'outbox', file)));
+    assert.equal(mail.subject, 'Spring news for Ann');
+    assert.equal(mail.to && !Array.isArray(mail.to) ? mail.to.text : '', 'ann@example.com');
+    assert.match(String(mail.html), /href="https:\/\/example\.com\/notify\/click\/[^"]+"/);
+    assert.match(mail.headerLines.find((h) => h.key === 'list-unsubscribe')?.line ?? '', /<https:\/\/example\.com\/notify\/unsubscribe\/[^>]+>/);
+  });
+
+  test('the installed CLI works through npx and /bin/sh: --version, stats of that campaign, and the README CLI example', async () => {
+    const sh = (line: string) => run('/bin/sh', ['-c', line], { cwd: app, env: cleanEnv(), timeout: 120_000 });
+    assert.equal((await sh('npx notify --version')).stdout.trim(), PACKAGE.version);
+    const stats = JSON.parse((await sh('npx notify stats 1 --json')).stdout) as { stats: unknown };
+    assert.deepEqual(stats.stats, { total: 1, sent: 1, failed: 0, opened: 0, clicked: 0 });
+
+    writeFileSync(join(app, '.env'), 'NOTIFY_FROM_EMAIL=news@example.com\nNOTIFY_MAILER=outbox:./outbox\n');
+    writeFileSync(join(app, 'spring.md'), '# Spring\n\nHello {{ contact.name }}.');
+    writeFileSync(join(app, 'people.csv'), 'email,name\nbo@example.com,Bo\ncy@example.com,Cy\n');
+    await sh('npx notify contacts:import people.csv --list news');
+    const { stdout } = await sh(readmeBlock('## CLI', 'sh', 'campaigns:create'));
+    assert.match(stdout, /campaign 2 run 1: sent 2, failed 0, suppressed 0 - campaign sent/);
+    assert.match(stdout, /Campaign 2: Spring news for \{\{ contact\.name \}\} \(sent\)/);
+  });
 });

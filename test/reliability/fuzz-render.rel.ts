@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { isNotifyError } from '../../src/errors.ts';
 import type { Notify } from '../../src/notify.ts';
 import { createNotify } from '../../src/notify.ts';
-import { LinkCollector, markHtml, markText, PIXEL_PLACEHOLDER, UNSUB_PLACEHOLDER } from '../../src/render/tracking.ts';
+import { LinkCollector, markHtml, markText, PIXEL_PLACEHOLDER, UNSUB_PLACEHOLDER } from '../../src/render/tracking-rewrite.ts';
 import { recordingMailer } from '../capture/helpers.ts';
 import { freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
 import { call } from '../helpers/http.ts';

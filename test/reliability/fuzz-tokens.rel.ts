@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { LINK_SIG_BYTES, linkRef, parseLinkRef, scopeSignature, verifyLinkRef } from '../../src/core/links.ts';
+import { LINK_SIG_BYTES, linkRef, parseLinkRef, scopeSignature, verifyLinkRef } from '../../src/core/link-refs.ts';
 import { isWellFormedToken, newToken, TOKEN_PATTERN } from '../../src/core/tokens.ts';
 import type { Notify } from '../../src/notify.ts';
 import { createNotify } from '../../src/notify.ts';

@@ -8,7 +8,7 @@ import { type ParsedMail, simpleParser } from 'mailparser';
 import { isNotifyError } from '../../src/errors.ts';
 import type { Mailer, OutgoingMessage } from '../../src/mail/contract.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
-import { LinkCollector, markHtml, split } from '../../src/render/tracking.ts';
+import { LinkCollector, markHtml, split } from '../../src/render/tracking-rewrite.ts';
 import { freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
 
 describe('render pipeline', () => {

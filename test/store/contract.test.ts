@@ -17,7 +17,7 @@ forEachEngine('store contract', (h) => {
   const store = useStore(h);
 
   test('migrations are versioned: a second run applies nothing', async () => {
-    const again = await migrateToLatest(store().db, store().kind);
+    const again = await migrateToLatest(store().dialect);
     assert.deepEqual(again.applied, []);
   });
 

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { whereToSet } from '../../config.ts';
 import type { CampaignInput } from '../../core/campaigns.ts';
 import { withNotify } from '../open.ts';
 
@@ -55,7 +56,7 @@ export function registerCampaignsCreate(program: Command): void {
         if (opts.json) console.log(JSON.stringify(campaign, null, 2));
         else {
           console.log(String(campaign.id));
-          if (!campaign.from_email && !notify.config.fromEmail) console.error('warning: no sender address (--from-email or the fromEmail option); sending will fail until one is set');
+          if (!campaign.from_email && !notify.config.fromEmail) console.error(`warning: no sender address; sending will fail until --from-email is given here or the fromEmail option is set (${whereToSet('fromEmail')})`);
           console.error(`created campaign ${campaign.id} (${campaign.list ? `list ${campaign.list}` : 'every contact'}); send it with: notify notify:send-campaign ${campaign.id} --all`);
         }
       });

@@ -7,7 +7,8 @@ import { NotifyError } from '../../errors.ts';
 import { MESSAGE_NAME } from '../../http/admin/outbox-files.ts';
 import { createNotify, type Notify } from '../../notify.ts';
 import { type DemoSeed, seedDemo } from '../demo-data.ts';
-import { startServer } from './serve.ts';
+import { configSources } from '../open.ts';
+import { linkBase, startServer } from './serve.ts';
 
 interface Options {
   port: string;
@@ -38,10 +39,10 @@ export function registerDemo(program: Command): void {
       const port = Number(opts.port);
       if (!/^\d+$/.test(opts.port) || port > 65535) throw new NotifyError('INVALID_INPUT', `--port must be a number from 0 to 65535 (got ${JSON.stringify(opts.port)})`);
       const dir = resolve(opts.dir);
-      const { config: configFile } = cmd.optsWithGlobals<{ config?: string }>();
+      const sources = configSources(cmd);
       // Only the admin token and log level come from the user's configuration; storage, mail and
       // addresses are the demo's own.
-      const user = await loadConfig({}, { configFile });
+      const user = await loadConfig({}, sources);
       const adminToken = user.adminToken || randomBytes(18).toString('base64url');
       let seed: DemoSeed | undefined;
       // Called once the port is bound, so a second demo on a busy port fails before clearing the
@@ -49,7 +50,7 @@ export function registerDemo(program: Command): void {
       const open = async (url: string): Promise<Notify> => {
         prepareFolder(dir);
         const notify = await createNotify({
-          configFile,
+          ...sources,
           database: `sqlite:${join(dir, 'notify.db')}`,
           mailer: `outbox:${join(dir, 'outbox')}`,
           baseUrl: url,
@@ -87,12 +88,6 @@ export function registerDemo(program: Command): void {
     });
 }
 
-/** Links in the messages use a name a browser on this machine reaches, whatever address is bound. */
-function linkBase(host: string, port: number): string {
-  const name = host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
-  return `http://${name}:${port}`;
-}
-
 /**
  * Clears what an earlier run wrote (database files, outbox messages) in a folder that carries the
  * marker; refuses a folder with other content, so `--dir` pointing somewhere wrong deletes nothing.
@@ -113,21 +108,25 @@ function prepareFolder(dir: string): void {
 
 function summary(dir: string, url: string, token: string, seed: DemoSeed, serving: boolean): string {
   const shown = relative(process.cwd(), dir) || '.';
-  const admin = `${url.replace('://', `://admin:${encodeURIComponent(token)}@`)}/notify/admin`;
   const lines = [
     `notify demo: ${seed.contacts} contacts; campaign ${seed.campaignId} sent ${seed.sent} messages (${seed.suppressed} suppressed: already unsubscribed)`,
   ];
   if (seed.drip) lines.push(`drip sequence "${seed.drip.sequence}": ${seed.drip.enrolled} enrolled, first step sent ${seed.drip.sent}`);
+  lines.push(`database ${shown}/notify.db, messages in ${shown}/outbox/ (.eml files any mail client opens)`);
+  const stats = `NOTIFY_DATABASE=sqlite:${shown}/notify.db npx notify stats ${seed.campaignId}`;
+  // Without a server there is no admin page to point at: the next `notify demo` (which serves) clears
+  // this folder and makes a new token, so a URL printed now would never work.
+  if (!serving) return [...lines, `Its figures: ${stats}`, 'Not serving (--no-serve): run `npx notify demo` for the admin pages.'].join('\n');
+  const admin = `${url.replace('://', `://admin:${encodeURIComponent(token)}@`)}/notify/admin`;
   lines.push(
-    `database ${shown}/notify.db, messages in ${shown}/outbox/ (.eml files any mail client opens)`,
     '',
     `Admin: ${admin}`,
     `       (or ${url}/notify/admin with any user name and the password ${token})`,
     '',
     'Try it: Outbox -> open a message (its pixel counts an open) -> "See your click counted" (a click)',
     `-> open another message and Unsubscribe; the campaign page (${url}/notify/admin/campaigns/${seed.campaignId}) shows each one.`,
-    `From another shell: NOTIFY_DATABASE=sqlite:${shown}/notify.db npx notify stats ${seed.campaignId}`,
+    `From another shell: ${stats}`,
+    'Ctrl+C stops the server; the next `notify demo` starts fresh.',
   );
-  lines.push(serving ? 'Ctrl+C stops the server; the next `notify demo` starts fresh.' : '--no-serve: not serving; run `notify demo` to open the admin pages.');
   return lines.join('\n');
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import { NotifyError } from '../../errors.ts';
 import { createNotify, type Notify } from '../../notify.ts';
+import { configSources } from '../open.ts';
 
 export interface ServeOptions {
   port: number;
@@ -79,13 +80,20 @@ export function registerServe(program: Command): void {
     .action(async (opts: { port: string; host: string }, cmd: Command) => {
       const port = Number(opts.port);
       if (!/^\d+$/.test(opts.port) || port > 65535) throw new NotifyError('INVALID_INPUT', `--port must be a number from 0 to 65535 (got ${JSON.stringify(opts.port)})`);
-      const { config } = cmd.optsWithGlobals<{ config?: string }>();
-      const notify = await createNotify({ configFile: config });
+      const notify = await createNotify(configSources(cmd));
       try {
-        await startServer(notify, { port, host: opts.host });
+        const { url } = await startServer(notify, { port, host: opts.host });
+        // the token itself stays out of logs: whoever runs the server has it in their configuration
+        if (notify.config.adminToken) console.log(`notify: admin pages at ${linkBase(opts.host, Number(new URL(url).port))}/notify/admin (any user name; the adminToken is the password)`);
       } catch (err) {
         await notify.close();
         throw err;
       }
     });
+}
+
+/** Links printed for a browser on this machine use a name it reaches, whatever address is bound. */
+export function linkBase(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
 }

@@ -11,7 +11,7 @@ export function registerStats(program: Command): void {
       await withNotify(cmd, async (notify) => {
         const report = await notify.campaigns.getCampaignReport(campaignId as unknown as number);
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatReport(report));
-      });
+      }, { readOnly: true });
     });
 }
 
@@ -24,7 +24,7 @@ export function formatReport(r: CampaignReport): string {
     ['total', total, 'send records'],
     ['sent', sent, pct(sent, total)],
     ['failed', failed, ''],
-    ['suppressed', r.suppressed, 'every recipient opted out or unreachable'],
+    ['suppressed', r.suppressed, r.suppressed ? 'not sent: the contact had unsubscribed, bounced or complained' : ''],
     ['opened', opened, `${pct(opened, sent)} of sent; human ${num(r.human.opened)} (${pct(r.human.opened, sent)})`],
     ['clicked', clicked, `${pct(clicked, sent)} of sent; human ${num(r.human.clicked)} (${pct(r.human.clicked, sent)})`],
     ['bounced', r.bounced, ''],

@@ -4,7 +4,7 @@ import { escapeHtml } from './html.ts';
 import { clearFlashCookie, FLASH_ERRORS, FLASH_SUCCESS, setFlashCookie } from './flash.ts';
 
 /**
- * The two shapes of a capture answer (DESIGN.md section 4):
+ * The two shapes of a capture answer, for a script and for a browser:
  * - AJAX (`Accept: application/json`, an `X-Requested-With` header, or a JSON body): JSON with the status.
  * - a standard form post: success is a 303 back to the page (the `redirect` field, else the
  *   same-site Referer, else `/`) with the `notify_success` flash cookie. A failure keeps its 4xx

@@ -42,8 +42,15 @@ export function createPostgresDialect(url: string): StoreDialect {
   return {
     kind: 'postgres',
     db,
+    ...queries,
     async prepare() {
       if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+    },
+    // Without a schema Kysely's migrator finds its tables in ANY schema: a second notify in another
+    // schema of the same database would see the first one's tables, skip creating its own, and fail.
+    async migrationTableSchema() {
+      const { rows } = await sql<{ name: string | null }>`select current_schema() as name`.execute(db);
+      return rows[0]?.name ?? 'public';
     },
     isUniqueViolation: (err) => (err as { code?: string })?.code === '23505',
     isConnectionError: (err) => {
@@ -61,6 +68,27 @@ export function createPostgresDialect(url: string): StoreDialect {
     },
   };
 }
+
+/** Row locks where a claim or an update needs them; many values travel as one JSON parameter. */
+const queries = {
+  columns: { id: 'bigserial', pk: (c) => c.primaryKey(), ref: 'bigint', ts: 'bigint', json: 'jsonb', bool: 'smallint' },
+  writeTransaction: (db, fn) => db.transaction().execute(fn),
+  lockTable: async (trx, table) => {
+    await sql`lock table ${sql.table(table)} in exclusive mode`.execute(trx);
+  },
+  // Concurrent claims take different rows instead of waiting for each other.
+  lockForClaim: (query) => query.forUpdate().skipLocked() as typeof query,
+  // NO KEY UPDATE still lets inserts that reference these rows take their foreign-key share lock.
+  lockForUpdate: (query) => query.forNoKeyUpdate() as typeof query,
+  // One parameter whatever the number of values: the statement's text never changes.
+  inList: (values) => sql<string>`(select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb))`,
+  jsonRows: (json, columns) =>
+    sql`select ${sql.raw(columns.map((c) => c.name).join(', '))} from jsonb_to_recordset(${json}::jsonb) as x(${sql.raw(
+      columns.map((c) => `${c.name} ${c.type === 'json' ? 'jsonb' : c.type}`).join(', '),
+    )})`,
+  // a jsonb member of the row, so the object itself
+  jsonRowValue: (value) => value,
+} satisfies Partial<StoreDialect>;
 
 /**
  * Kysely's PostgreSQL introspector reads the columns of EVERY schema (pg_attribute, serial

@@ -21,7 +21,7 @@ export function toEnrollment(r: Row): Enrollment {
   };
 }
 
-export function createEnrollmentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 'kind' | 'isUniqueViolation'>): EnrollmentsRepo {
+export function createEnrollmentsRepo(db: Kysely<Database>, dialect: StoreDialect): EnrollmentsRepo {
   return {
     async create(row, now) {
       const insert = () =>
@@ -57,7 +57,7 @@ export function createEnrollmentsRepo(db: Kysely<Database>, dialect: Pick<StoreD
       return Number(res.numUpdatedRows);
     },
     async claimDue(now, limit, claimToken) {
-      let due = db
+      const due = db
         .selectFrom('notify_enrollments as e')
         .select('e.id')
         .where('e.status', '=', 'active')
@@ -67,10 +67,9 @@ export function createEnrollmentsRepo(db: Kysely<Database>, dialect: Pick<StoreD
         )
         .orderBy('e.next_send_at')
         .limit(limit);
-      // A CTE with a row lock is materialised once (never re-run per row), so LIMIT holds.
-      if (dialect.kind === 'postgres') due = due.forUpdate().skipLocked();
       const rows = await db
-        .with('due', () => due)
+        // A CTE with a row lock is materialised once (never re-run per row), so LIMIT holds.
+        .with('due', () => dialect.lockForClaim(due))
         .updateTable('notify_enrollments')
         .set({ status: 'processing', claim_token: claimToken, locked_at: now, updated_at: now })
         .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 
@@ -47,6 +47,7 @@ export function createSqliteDialect(url: string): StoreDialect {
   return {
     kind: 'sqlite',
     db,
+    ...queries,
     async prepare() {},
     isUniqueViolation: (err) => /^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(String((err as { code?: string })?.code)),
     isConnectionError: (err) => /^SQLITE_(CANTOPEN|IOERR|CORRUPT|NOTADB|BUSY|READONLY)/.test(String((err as { code?: string })?.code)),
@@ -63,3 +64,31 @@ export function createSqliteDialect(url: string): StoreDialect {
     },
   };
 }
+
+/** SQLite has one writer at a time and one namespace: most pieces are the plain form. */
+const queries = {
+  columns: { id: 'integer', pk: (c) => c.primaryKey().autoIncrement(), ref: 'integer', ts: 'integer', json: 'text', bool: 'integer' },
+  migrationTableSchema: async () => undefined,
+  /** BEGIN IMMEDIATE takes the write lock first, so another process cannot slip in between our read and write. */
+  writeTransaction: (db, fn) =>
+    db.connection().execute(async (conn) => {
+      await sql`begin immediate`.execute(conn);
+      try {
+        const result = await fn(conn);
+        await sql`commit`.execute(conn);
+        return result;
+      } catch (err) {
+        await sql`rollback`.execute(conn).catch(() => {});
+        throw err;
+      }
+    }),
+  // One writer at a time holds the whole database (a claim's single UPDATE, a writeTransaction): no lock to add.
+  lockTable: async () => {},
+  lockForClaim: (query) => query,
+  lockForUpdate: (query) => query,
+  // SQLite prepares a bound list faster than it unpacks JSON.
+  inList: (values) => values,
+  jsonRows: (json, columns) => sql`select ${sql.raw(columns.map((c) => `value->>'${c.name}'`).join(', '))} from json_each(${json})`,
+  // ->> reads a string member as its text, which is what a JSON text column holds
+  jsonRowValue: (value) => JSON.stringify(value),
+} satisfies Partial<StoreDialect>;

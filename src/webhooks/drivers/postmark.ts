@@ -1,6 +1,7 @@
 import { NotifyError } from '../../errors.ts';
 import type { ParsedWebhookEvent, WebhookEventType, WebhookRequest } from '../contract.ts';
-import { addressOf, isRecord, jsonBody, safeEqual, str } from '../util.ts';
+import { addressOf, isRecord, safeEqual, str } from '../payload-fields.ts';
+import { jsonBody } from '../request-body.ts';
 import { ProviderWebhookDriver } from './provider-driver.ts';
 
 export interface PostmarkWebhookDriverOptions {

@@ -1,5 +1,5 @@
 import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookRequest } from '../contract.ts';
-import { type IncomingWebhook, withRequest } from '../util.ts';
+import { type IncomingWebhook, withRequest } from '../request-body.ts';
 
 /**
  * What the providers that simply POST authenticated event batches (Postmark, SendGrid, Mailgun)

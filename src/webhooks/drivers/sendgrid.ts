@@ -1,7 +1,8 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { NotifyError } from '../../errors.ts';
 import type { ParsedWebhookEvent, WebhookEventType, WebhookRequest } from '../contract.ts';
-import { addressOf, isRecord, jsonBody, str } from '../util.ts';
+import { addressOf, isRecord, str } from '../payload-fields.ts';
+import { jsonBody } from '../request-body.ts';
 import { ProviderWebhookDriver } from './provider-driver.ts';
 
 export interface SendGridWebhookDriverOptions {

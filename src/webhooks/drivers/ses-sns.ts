@@ -4,7 +4,7 @@ import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookRequest } from 
 import { isTrustedCertUrl, SigningCertificates } from '../sns/certificates.ts';
 import { parseTopicArn, type SnsMessage, snsHost, snsMessage, stringToSign } from '../sns/message.ts';
 import { sesEvents } from '../sns/ses-events.ts';
-import { type IncomingWebhook, webhookRequestOf, withRequest } from '../util.ts';
+import { type IncomingWebhook, webhookRequestOf, withRequest } from '../request-body.ts';
 
 export interface SesSnsWebhookDriverOptions {
   /** TopicArn allowlist, checked before confirming or processing; empty or absent = any topic */

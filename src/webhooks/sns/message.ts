@@ -1,5 +1,6 @@
 import type { WebhookRequest } from '../contract.ts';
-import { isRecord, jsonBody } from '../util.ts';
+import { isRecord } from '../payload-fields.ts';
+import { jsonBody } from '../request-body.ts';
 
 export type SnsType = 'Notification' | 'SubscriptionConfirmation' | 'UnsubscribeConfirmation';
 

@@ -1,5 +1,5 @@
 import type { ParsedWebhookEvent, WebhookEventType } from '../contract.ts';
-import { addressOf, isRecord, str } from '../util.ts';
+import { addressOf, isRecord, str } from '../payload-fields.ts';
 
 /**
  * Bounce and complaint events from the Message of an SES notification: the feedback form

@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import { type ParsedLinkRef, parseLinkRef, verifyLinkRef } from './links.ts';
+import { type ParsedLinkRef, parseLinkRef, verifyLinkRef } from './link-refs.ts';
 import { isWellFormedToken } from './tokens.ts';
 
 /**
@@ -9,7 +9,7 @@ import { isWellFormedToken } from './tokens.ts';
  * per scope, so a click costs no query after the first of its message.
  *
  * A list only grows: a later batch whose recipients took another template branch, or a drip step
- * whose layout changed, appends links (core/scope-links.ts). So an index past the cached list,
+ * whose layout changed, appends links (core/link-lists.ts). So an index past the cached list,
  * under a valid signature, re-reads the scope before it is refused. That re-read is single-flight
  * and happens at most once per `refreshMs` per scope, so a genuine reference with a wrong index
  * cannot turn every request into a query (and a reference with no valid signature never queries).

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { MigrationContext } from './index.ts';
 
 /**
- * Form capture (issue 7): when a double opt-in link was issued, so links expire; and a fixed-window
+ * Form capture: when a double opt-in link was issued, so links expire; and a fixed-window
  * counter table for `rateLimitStore: 'database'`, shared by every instance on the same database.
  */
 export async function up(db: Kysely<any>, { ts }: MigrationContext): Promise<void> {

@@ -1,5 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { isValidEmail } from '../core/email.ts';
 import type { WebhookRequest } from './contract.ts';
 
 const parsed = new WeakMap<WebhookRequest, unknown>();
@@ -15,25 +13,6 @@ export function jsonBody(request: WebhookRequest): unknown {
   }
   parsed.set(request, value);
   return value;
-}
-
-export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-
-/** Equal strings in time that does not depend on where they differ (digests of both sides are compared). */
-export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a).digest();
-  const hb = createHash('sha256').update(b).digest();
-  return timingSafeEqual(ha, hb) && a.length === b.length;
-}
-
-/** `Name <a@b.c>` or `a@b.c` -> `a@b.c`; undefined when it is no address. */
-export function addressOf(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  const angle = /<([^<>]+)>\s*$/.exec(value);
-  const email = (angle ? angle[1] : value).trim();
-  return isValidEmail(email) ? email : undefined;
 }
 
 /** What the built-in drivers accept: the route's WebhookRequest, or a web-standard Request (used directly). */

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { addDelta, type CounterDeltas } from '../../core/storage/counters.ts';
 import type { EventLabeler, SendRef, TrackedEvent, TrackingBatchResult, TrackingRepo } from '../../core/storage/tracking.ts';
-import type { DialectKind } from '../dialect.ts';
+import type { JsonRowColumn, StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 import { createCountersRepo } from './counters.ts';
 import { findBursts, relabelBursts } from './link-bursts.ts';
@@ -17,9 +17,9 @@ const FIRSTS: { column: FirstColumn; type: 'open' | 'click'; human: boolean; cou
 // Sends per lookup and per first-timestamp UPDATE (2 bind parameters each in the CASE).
 const CHUNK = 1000;
 
-export function createTrackingRepo(db: Kysely<Database>, kind: DialectKind): TrackingRepo {
+export function createTrackingRepo(db: Kysely<Database>, dialect: StoreDialect): TrackingRepo {
   return {
-    applyBatch: (events, label) => writeTransaction(db, kind, (trx) => applyInTransaction(trx, kind, events, label)),
+    applyBatch: (events, label) => dialect.writeTransaction(db, (trx) => applyInTransaction(trx, dialect, events, label)),
     async sendByToken(token) {
       const row = await db.selectFrom('notify_sends').select(['id', 'campaign_id', 'contact_id', 'sent_at']).where('token', '=', token).executeTakeFirst();
       return row && { id: Number(row.id), campaign_id: num(row.campaign_id), contact_id: num(row.contact_id), sent_at: num(row.sent_at) };
@@ -27,8 +27,8 @@ export function createTrackingRepo(db: Kysely<Database>, kind: DialectKind): Tra
   };
 }
 
-async function applyInTransaction(trx: Kysely<Database>, kind: DialectKind, events: TrackedEvent[], label: EventLabeler): Promise<TrackingBatchResult> {
-  const sends = await lockSends(trx, kind, [...new Set(events.map((e) => e.token))]);
+async function applyInTransaction(trx: Kysely<Database>, dialect: StoreDialect, events: TrackedEvent[], label: EventLabeler): Promise<TrackingBatchResult> {
+  const sends = await lockSends(trx, dialect, [...new Set(events.map((e) => e.token))]);
   const bursts = await findBursts(
     trx,
     events.flatMap((e) => (e.type === 'click' && sends.has(e.token) ? [{ event: e, sendId: sends.get(e.token)!.id }] : [])),
@@ -49,7 +49,7 @@ async function applyInTransaction(trx: Kysely<Database>, kind: DialectKind, even
       contact_id: send.contact_id,
       campaign_id: send.campaign_id,
       link_index: e.link_index,
-      metadata: kind === 'postgres' ? e.metadata : JSON.stringify(e.metadata),
+      metadata: dialect.jsonRowValue(e.metadata),
       is_machine: isMachine ? 1 : 0,
       machine_reason: reason,
       created_at: e.at,
@@ -58,7 +58,7 @@ async function applyInTransaction(trx: Kysely<Database>, kind: DialectKind, even
     for (const c of FIRSTS) if (c.type === e.type && (!c.human || !isMachine) && (f[c.column] === undefined || e.at < f[c.column]!)) f[c.column] = e.at;
     firsts.set(send.id, f);
   }
-  await insertEvents(trx, kind, rows);
+  await insertEvents(trx, dialect, rows);
   const byId = new Map([...sends.values()].map((s) => [s.id, s]));
   const burstDeltas = await relabelBursts(trx, bursts.stored, byId);
   const { updates, deltas, firstOpens, firstClicks } = newFirsts(firsts, byId);
@@ -91,42 +91,40 @@ function newFirsts(firsts: Map<number, Partial<Record<FirstColumn, number>>>, by
 }
 
 /**
- * The whole batch travels as ONE JSON parameter that the database unpacks (json_each /
- * jsonb_to_recordset): a 1,000-row INSERT with 9,000 bind parameters costs more to build, compile
- * and prepare than to execute, and this statement's text never changes.
+ * The whole batch travels as ONE JSON parameter that the database unpacks: a 1,000-row INSERT
+ * with 9,000 bind parameters costs more to build, compile and prepare than to execute, and this
+ * statement's text never changes.
  */
-async function insertEvents(trx: Kysely<Database>, kind: DialectKind, rows: EventRowJson[]): Promise<void> {
+async function insertEvents(trx: Kysely<Database>, dialect: StoreDialect, rows: EventRowJson[]): Promise<void> {
   if (rows.length === 0) return;
-  const json = JSON.stringify(rows);
-  if (kind === 'postgres') {
-    await sql`insert into notify_events (${sql.raw(EVENT_COLUMNS)})
-      select ${sql.raw(EVENT_COLUMNS)} from jsonb_to_recordset(${json}::jsonb) as x(type text, send_id bigint, contact_id bigint, campaign_id bigint,
-        link_index integer, metadata jsonb, is_machine smallint, machine_reason text, created_at bigint)`.execute(trx);
-    return;
-  }
-  const pick = EVENT_COLUMNS.split(', ')
-    .map((c) => `value->>'${c}'`)
-    .join(', ');
-  await sql`insert into notify_events (${sql.raw(EVENT_COLUMNS)}) select ${sql.raw(pick)} from json_each(${json})`.execute(trx);
+  const names = sql.raw(EVENT_COLUMNS.map((c) => c.name).join(', '));
+  await sql`insert into notify_events (${names}) ${dialect.jsonRows(JSON.stringify(rows), EVENT_COLUMNS)}`.execute(trx);
 }
 
-const EVENT_COLUMNS = 'type, send_id, contact_id, campaign_id, link_index, metadata, is_machine, machine_reason, created_at';
-type EventRowJson = Record<(typeof EVENT_COLUMNS extends string ? string : never), unknown>;
+const EVENT_COLUMNS: readonly JsonRowColumn[] = [
+  { name: 'type', type: 'text' },
+  { name: 'send_id', type: 'bigint' },
+  { name: 'contact_id', type: 'bigint' },
+  { name: 'campaign_id', type: 'bigint' },
+  { name: 'link_index', type: 'integer' },
+  { name: 'metadata', type: 'json' },
+  { name: 'is_machine', type: 'smallint' },
+  { name: 'machine_reason', type: 'text' },
+  { name: 'created_at', type: 'bigint' },
+];
+type EventRowJson = Record<string, unknown>;
 
-async function lockSends(trx: Kysely<Database>, kind: DialectKind, tokens: string[]): Promise<Map<string, SendRow>> {
+async function lockSends(trx: Kysely<Database>, dialect: StoreDialect, tokens: string[]): Promise<Map<string, SendRow>> {
   const out = new Map<string, SendRow>();
   for (let i = 0; i < tokens.length; i += CHUNK) {
-    const chunk = kind === 'postgres' ? JSON.stringify(tokens.slice(i, i + CHUNK)) : '';
-    let q = trx
+    const q = trx
       .selectFrom('notify_sends')
       .select(['id', 'token', 'campaign_id', 'contact_id', 'sent_at', 'opened_at', 'human_opened_at', 'clicked_at', 'human_clicked_at'])
-      // PostgreSQL: one parameter whatever the number of tokens (see insertEvents); SQLite binds a list faster
-      .where('token', 'in', kind === 'postgres' ? sql<string>`(select jsonb_array_elements_text(${chunk}::jsonb))` : tokens.slice(i, i + CHUNK))
+      .where('token', 'in', dialect.inList(tokens.slice(i, i + CHUNK)))
       .orderBy('id');
-    // Row locks in id order: concurrent flushes wait for each other instead of deadlocking. NO KEY
-    // UPDATE still lets event inserts take their foreign-key share lock on these rows.
-    if (kind === 'postgres') q = q.forNoKeyUpdate();
-    for (const r of await q.execute()) {
+    // Row locks in id order: concurrent flushes wait for each other instead of deadlocking; the
+    // event inserts of this batch still reference these rows.
+    for (const r of await dialect.lockForUpdate(q).execute()) {
       out.set(r.token, {
         id: Number(r.id),
         token: r.token,
@@ -157,22 +155,6 @@ async function setFirsts(trx: Kysely<Database>, updates: Map<FirstColumn, [numbe
     }
     await trx.updateTable('notify_sends').set(set).where('id', 'in', [...chunk]).execute();
   }
-}
-
-/** SQLite: BEGIN IMMEDIATE takes the write lock first, so another process cannot slip in between our read and write. */
-async function writeTransaction<T>(db: Kysely<Database>, kind: DialectKind, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
-  if (kind === 'postgres') return db.transaction().execute(fn);
-  return db.connection().execute(async (conn) => {
-    await sql`begin immediate`.execute(conn);
-    try {
-      const result = await fn(conn);
-      await sql`commit`.execute(conn);
-      return result;
-    } catch (err) {
-      await sql`rollback`.execute(conn).catch(() => {});
-      throw err;
-    }
-  });
 }
 
 const num = (v: number | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));

@@ -1,0 +1,84 @@
+import { readFileSync } from 'node:fs';
+import { sql } from 'kysely';
+import { createStore } from '../src/store/index.ts';
+import { LOAD_CORE, pinSelf } from './lib/cores.ts';
+import { benchDatabase, postgresAvailable } from './lib/db.ts';
+import { startGuard } from './lib/guard.ts';
+import { sized } from './lib/options.ts';
+import { count, fmt, info, report, skip } from './lib/report.ts';
+import { startRemoteSink } from './lib/sink.ts';
+import { startSendWorker } from './lib/workers.ts';
+
+/**
+ * A 100,000-contact campaign on PostgreSQL to the SMTP sink, as one notify:send-campaign run
+ * (`npm run bench -- scale`; minutes, so not in the default set):
+ *   send rate over the last 10% of messages  vs  over the first 10%       target >= 0.9
+ *   peak RSS of the sending process, sampled every 200 ms through the run  target < 200 MB
+ * The rates come from the sink's arrival times. The sender runs as compiled JavaScript (no tsx
+ * loader in its memory), as an installed notify does. The worker is warmed on a small campaign of its
+ * own first, so the first 10% is not slowed by JIT warm-up (which would flatter the ratio).
+ */
+const CONTACTS = Number(process.env.BENCH_SCALE_CONTACTS) || sized(100_000, 1000);
+
+/** 100k contacts in list 'scale' in three statements (the API would take minutes). */
+async function seed(url: string, n: number): Promise<void> {
+  const store = createStore(url);
+  try {
+    await store.migrate();
+    const now = Date.now();
+    await sql`insert into notify_contacts (email, email_key, name, status, unsubscribe_token, attributes, created_at, updated_at)
+      select 'scale' || n || '@example.com', 'scale' || n || '@example.com', 'Reader ' || n, 'subscribed', md5('u' || n || random()), '{}', ${now}, ${now}
+      from generate_series(1, ${n}) as g(n)`.execute(store.db);
+    await sql`insert into notify_lists (name, created_at) values ('scale', ${now})`.execute(store.db);
+    await sql`insert into notify_list_members (list_id, contact_id, created_at)
+      select l.id, c.id, ${now} from notify_contacts c, notify_lists l where l.name = 'scale' and c.email like 'scale%'`.execute(store.db);
+    await sql`analyze`.execute(store.db);
+  } finally {
+    await store.close();
+  }
+}
+
+const rssMB = (pid: number) => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+/** Messages per second over the arrival times from index a to b. */
+const rate = (times: number[], a: number, b: number) => (b - a) / (Math.max(1, times[b] - times[a]) / 1000);
+
+if (!(await postgresAvailable())) skip('scale campaign [postgres]', 'PostgreSQL does not answer; set NOTIFY_BENCH_PG_URL');
+else {
+  pinSelf(LOAD_CORE);
+  const db = benchDatabase('postgres');
+  const sink = await startRemoteSink();
+  try {
+    const seeded = performance.now();
+    await seed(db.url, CONTACTS);
+    info('seeded', `${count(CONTACTS)} contacts in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
+    const worker = await startSendWorker(sink.url, db.url, true);
+    try {
+      await worker.seed(sized(1000, 50), 'warm');
+      await worker.campaign('warm');
+      await sink.reset();
+      const pid = worker.child.proc.pid!;
+      const startRss = rssMB(pid);
+      let maxRss = startRss;
+      const sampler = setInterval(() => (maxRss = Math.max(maxRss, rssMB(pid))), 200);
+      const guard = await startGuard();
+      const run = await worker.campaign('scale').finally(() => clearInterval(sampler));
+      const checked = guard.finish();
+      const stats = await sink.waitFor(CONTACTS);
+      if (run.sent !== CONTACTS || stats.duplicates > 0) throw new Error(`sent ${run.sent} of ${CONTACTS}; ${stats.duplicates} duplicates in the sink`);
+      const times = (await sink.times()).sort((a, b) => a - b);
+      const tenth = Math.floor(times.length / 10);
+      const first = rate(times, 0, tenth);
+      const last = rate(times, times.length - 1 - tenth, times.length - 1);
+      info('whole run', `${count(CONTACTS)} messages in ${(run.ms / 1000).toFixed(1)} s (${fmt(CONTACTS / (run.ms / 1000))} msg/s), ${fmt(run.cpuMs / 1000)} s of CPU in the sender`);
+      const name = (what: string) => `scale ${count(CONTACTS)}-contact campaign, ${what} [postgres]`;
+      report({ name: name('rate over the last 10%'), value: last, unit: 'msg/s', baselineName: 'first 10%', baseline: first, target: { on: 'ratio', op: '>=', limit: 0.9 } }, checked);
+      report({ name: name('peak RSS'), value: maxRss, unit: 'MB', baselineName: 'RSS before the run', baseline: startRss, target: { on: 'value', op: '<', limit: 200 }, note: 'sampled every 200 ms' }, checked);
+    } finally {
+      await worker.stop();
+    }
+  } finally {
+    await sink.stop();
+    await db.drop();
+  }
+}

@@ -1,0 +1,69 @@
+import { performance } from 'node:perf_hooks';
+import { createNotify } from '../../src/notify.ts';
+import { ready, serveCommands } from '../lib/child.ts';
+import { benchEmailHtml } from '../lib/email.ts';
+
+/**
+ * notify sending in a process of its own, so its wall time and its CPU time (process.cpuUsage:
+ * this process only, not the sink's nor the database server's) belong to the send path alone.
+ * Usage: send-worker.ts <database url> <smtp url>. Commands, answered with
+ * { sent, failed, ms, cpuMs } for the timed part:
+ *   { do: 'seed', n, list? }   n more contacts, in that list when given (not timed)
+ *   { do: 'campaign', list? }  a new campaign to that list (else every contact), one notify:send-campaign run
+ *   { do: 'drips' }      a new one-step sequence, every contact enrolled (not timed), then
+ *                        notify:process-drips runs until the step went to every contact
+ * Both send the same 20 KB / 30-link email, so CPU per message compares like with like.
+ */
+const [database, mailer] = process.argv.slice(2);
+const notify = await createNotify({ database, mailer, configFile: false, env: {}, logLevel: 'warn', fromEmail: 'news@example.com', baseUrl: 'https://news.example.com', batchSize: 1_000_000 });
+const html = benchEmailHtml();
+const emails: string[] = [];
+let sequences = 0;
+
+async function timed(work: () => Promise<{ sent: number; failed: number }>) {
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  const r = await work();
+  const used = process.cpuUsage(cpu);
+  return { ...r, ms: performance.now() - start, cpuMs: (used.user + used.system) / 1000 };
+}
+
+async function seed(n: number, list?: string): Promise<{ contacts: number }> {
+  const fresh = Array.from({ length: n }, (_, i) => `reader${emails.length + i}@example.com`);
+  const lists = list ? [list] : [];
+  for (let i = 0; i < fresh.length; i += 50) await Promise.all(fresh.slice(i, i + 50).map((email) => notify.contacts.upsert({ email, name: 'Reader', lists })));
+  emails.push(...fresh);
+  return { contacts: emails.length };
+}
+
+async function campaign(list?: string) {
+  const { id } = await notify.campaigns.create({ subject: 'This week', html, list });
+  return timed(() => notify.campaigns.send(id));
+}
+
+async function drips() {
+  const name = `bench-${++sequences}`;
+  await notify.drips.createSequence({ name, steps: [{ delayMinutes: 0, subject: 'This week', html }] });
+  for (const email of emails) await notify.drips.enroll({ contact: email, sequence: name });
+  return timed(async () => {
+    const total = { sent: 0, failed: 0 };
+    for (;;) {
+      const r = await notify.drips.process();
+      total.sent += r.sent;
+      total.failed += r.failed;
+      if (r.sent + r.failed === 0 || total.sent + total.failed >= emails.length) return total;
+    }
+  });
+}
+
+serveCommands(
+  (cmd) => {
+    const list = typeof cmd.list === 'string' ? cmd.list : undefined;
+    if (cmd.do === 'seed') return seed(Number(cmd.n), list);
+    if (cmd.do === 'campaign') return campaign(list);
+    if (cmd.do === 'drips') return drips();
+    throw new Error(`unknown command ${cmd.do}`);
+  },
+  () => notify.close(),
+);
+ready({ pid: process.pid });
