@@ -10,7 +10,7 @@ import type { RateLimitsRepo } from './rate-limits.ts';
 import type { SendsRepo } from './sends.ts';
 import type { SequencesRepo } from './sequences.ts';
 import type { StatsRepo } from './stats.ts';
-import type { TrackingRepo } from './tracking.ts';
+import type { TrackingRepo } from './tracking-batches.ts';
 import type { WebhookReceiptsRepo } from './webhook-receipts.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { addDelta, type CounterDeltas } from '../../core/storage/counters.ts';
-import type { EventLabeler, SendRef, TrackedEvent, TrackingBatchResult, TrackingRepo } from '../../core/storage/tracking.ts';
+import type { EventLabeler, SendRef, TrackedEvent, TrackingBatchResult, TrackingRepo } from '../../core/storage/tracking-batches.ts';
 import type { JsonRowColumn, StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 import { createCountersRepo } from './counters.ts';
