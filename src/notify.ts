@@ -103,15 +103,8 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
   try {
     if (migrate !== false) await store.migrate();
     const secret = config.secret || (await store.meta.getOrSet('secret', newToken() + newToken()));
-    const base = {
-      config,
-      store,
-      events: createEvents((err, event) => log.error({ err, event }, 'event listener failed')),
-      clock: clock ?? systemClock,
-      log,
-      secret,
-      fetch: fetchImpl ?? globalThis.fetch,
-    };
+    const events = createEvents((err, event) => log.error({ err, event }, 'event listener failed'));
+    const base = { config, store, events, clock: clock ?? systemClock, log, secret, fetch: fetchImpl ?? globalThis.fetch };
     // testMode builds a mailer that only logs: the configured one is never made
     mailer = createMailer(config, log, { fetch: base.fetch });
     const ctx: InstanceContext = { ...base, mailer, dispatcher: createDispatcher({ ...base, mailer }, composerFor) };
