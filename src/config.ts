@@ -54,6 +54,10 @@ export const configSchema = z
     markdownPath: z.string().default(''),
     testMode: bool.default(false),
     captureRateLimit: int(0).default(10),
+    /** lists a capture form may join besides those created `public: true` (any case) */
+    captureLists: list.default([]),
+    /** when set, the only attribute names a capture post stores (others are dropped silently) */
+    captureAttributes: list.optional(),
     honeypot: bool.default(true),
     trackIpAddress: bool.default(false),
     webhookDriver: webhookDriverSpec.default(''),

@@ -4,7 +4,11 @@ export { NotifyError, ErrorCodes, type ErrorCode, isNotifyError } from './errors
 export { manualClock, minutes, systemClock, type Clock } from './core/clock.ts';
 export type { NotifyEventMap, NotifyEventName } from './core/events.ts';
 export type { CampaignStats, Contact, ContactInput, ContactStatus, DripRunResult, Enrollment, EnrollmentStatus, SendRecord, Sequence, Step } from './core/types.ts';
+export type { List, ListInput } from './core/lists.ts';
+export type { ContactListQuery, ContactPage } from './core/contacts.ts';
+export type { Segment } from './core/segments.ts';
 export type { EnrollInput, SequenceInput, StepInput } from './core/drips.ts';
+export type { PersonData } from './core/person-data.ts';
 export type { CampaignReport, CampaignSummary, LinkStats, ReportOptions, SequenceSummary, TimelineBucket } from './core/stats.ts';
 export { notify_form, notify_form_open, notify_flash, type NotifyFormOptions, type FlashSource, type FlashMessages, type ListChoice } from './forms.ts';
 export { keepRawBody, notifyExpress } from './http/adapters/express.ts';

@@ -6,8 +6,10 @@ import type { Context } from './context.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import type { RunOptions } from './core/campaign-run.ts';
 import { type CampaignInput, createCampaignsService } from './core/campaigns.ts';
-import { createContactsService } from './core/contacts.ts';
+import { type ContactListQuery, type ContactPage, createContactsService } from './core/contacts.ts';
 import { createDispatcher } from './core/dispatch.ts';
+import { createListsService, type List, type ListInput } from './core/lists.ts';
+import { exportPerson, type PersonData } from './core/person-data.ts';
 import { runDrips } from './core/drip-run.ts';
 import { createDripsService, type EnrollInput, type SequenceInput } from './core/drips.ts';
 import { createEvents, type NotifyEventMap, type NotifyEventName } from './core/events.ts';
@@ -53,6 +55,20 @@ export interface Notify {
     upsert(input: ContactInput): Promise<Contact>;
     get(idOrEmail: number | string): Promise<Contact | undefined>;
     erase(idOrEmail: number | string): Promise<boolean>;
+    /** everything held on the person (access request); undefined when there is no such contact */
+    export(idOrEmail: number | string): Promise<PersonData | undefined>;
+    /** a page of contacts in id order; pass `next` as `after` for the following one */
+    list(query?: ContactListQuery): Promise<ContactPage>;
+    count(query?: Pick<ContactListQuery, 'list' | 'segment'>): Promise<number>;
+    subscribe(idOrEmail: number | string, list: string): Promise<Contact>;
+    /** without a list: from everything (the contact becomes `unsubscribed`, as by the unsubscribe link) */
+    unsubscribe(idOrEmail: number | string, list?: string): Promise<Contact>;
+  };
+  readonly lists: {
+    /** names are unique whatever their case (DUPLICATE) */
+    create(input: ListInput): Promise<List>;
+    list(): Promise<List[]>;
+    delete(name: string): Promise<void>;
   };
   readonly campaigns: {
     create(input: CampaignInput): Promise<Campaign>;
@@ -119,6 +135,7 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
 
 function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webhook?: ResolvedDriver): Notify {
   const contacts = createContactsService(ctx);
+  const lists = createListsService(ctx);
   const recorder = createTrackingRecorder(ctx, tracking);
   // figures read in this process include the opens and clicks it has buffered
   const stats = statsAfterFlush(createStatsService(ctx), recorder);
@@ -154,6 +171,16 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
       upsert: open(contacts.upsert),
       get: open(contacts.get),
       erase: open(contacts.erase),
+      export: open((idOrEmail: number | string) => exportPerson(ctx, contacts, idOrEmail)),
+      list: open(contacts.list),
+      count: open(contacts.count),
+      subscribe: open(contacts.subscribe),
+      unsubscribe: open(contacts.unsubscribe),
+    },
+    lists: {
+      create: open(lists.create),
+      list: open(lists.list),
+      delete: open(lists.delete),
     },
     campaigns: {
       create: open(campaigns.create),

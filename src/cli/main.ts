@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { closestName } from '../closest-name.ts';
 import { isNotifyError } from '../errors.ts';
 import { registerCampaignsCreate } from './commands/campaigns-create.ts';
+import { registerContactsExport } from './commands/contacts-export.ts';
 import { registerContactsImport } from './commands/contacts-import.ts';
 import { registerDemo } from './commands/demo.ts';
 import { registerMigrate } from './commands/migrate.ts';
@@ -23,7 +24,7 @@ const program = new Command('notify')
   .option('--env-file <file>', 'settings file of NOTIFY_*=value lines (default: .env in this folder, if there is one)')
   .showHelpAfterError();
 
-for (const register of [registerMigrate, registerContactsImport, registerStats, registerServe, registerSendCampaign, registerCampaignsCreate, registerProcessDrips, registerWorker, registerDemo]) register(program);
+for (const register of [registerMigrate, registerContactsImport, registerContactsExport, registerStats, registerServe, registerSendCampaign, registerCampaignsCreate, registerProcessDrips, registerWorker, registerDemo]) register(program);
 
 // The spec's commands carry a `notify:` namespace that newcomers leave out; commander's own hint
 // only reaches names three edits away.

@@ -4,6 +4,9 @@ import type { ContentInput } from '../render/source.ts';
 import { runCampaign, type RunOptions } from './campaign-run.ts';
 import { checkHeaders, formatFrom } from './headers.ts';
 import { checkMessage, optionalString } from './message-input.ts';
+import { requireList } from './lists.ts';
+import { requireReferences } from './segment-references.ts';
+import { parseSegment, type Segment } from './segments.ts';
 import type { Campaign, CampaignRunResult } from './types.ts';
 
 export interface CampaignInput extends ContentInput {
@@ -11,8 +14,10 @@ export interface CampaignInput extends ContentInput {
   name?: string | null;
   /** layout view name; default: defaultLayout; false: none */
   layout?: string | false | null;
-  /** list name; omitted = every contact */
+  /** name of an existing list; omitted = every contact */
   list?: string | null;
+  /** a segment filter (object or its JSON text); combines with `list` by AND */
+  segment?: Segment | string | null;
   fromName?: string | null;
   fromEmail?: string | null;
   /** Liquid variables for every recipient (besides `contact` and `campaign`) */
@@ -31,12 +36,19 @@ const MAX_DATA = 64 * 1024;
 export function createCampaignsService(ctx: Context): CampaignsService {
   return {
     async create(input) {
-      const row = validateCampaign(ctx, input);
-      return ctx.store.campaigns.create(row, ctx.clock.now());
+      const { list, segment, ...row } = validateCampaign(ctx, input);
+      const listRow = list === null ? null : await requireList(ctx, list);
+      if (segment) await requireReferences(ctx, segment);
+      return ctx.store.campaigns.create({ ...row, list_id: listRow?.id ?? null, segment: segment ? (segmentInput(input.segment) as Segment) : null }, ctx.clock.now());
     },
     get: (id) => ctx.store.campaigns.getById(checkId(id)),
     send: (id, opts) => runCampaign(ctx, checkId(id), opts),
   };
+}
+
+/** the filter as stored: the object given, or the one its JSON text holds */
+function segmentInput(segment: unknown): unknown {
+  return typeof segment === 'string' ? JSON.parse(segment) : segment;
 }
 
 function checkId(id: unknown): number {
@@ -67,6 +79,7 @@ function validateCampaign(ctx: Context, input: CampaignInput) {
     text: input.text || null,
     layout,
     list: optionalString(input.list, 'list', 100),
+    segment: input.segment == null ? null : parseSegment(input.segment),
     from_name: fromName,
     from_email: fromEmail,
     data,

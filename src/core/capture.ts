@@ -1,4 +1,6 @@
+import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
+import { NotifyError } from '../errors.ts';
 import type { CaptureInput } from './capture-fields.ts';
 import type { ContactsService } from './contacts.ts';
 import type { IssuedLink } from './optin.ts';
@@ -12,7 +14,7 @@ import type { Contact, ContactInput, ContactStatus } from './types.ts';
 export type CaptureOutcome = 'subscribed' | 'updated' | 'confirmation_sent' | 'unchanged';
 
 export interface CaptureDeps {
-  ctx: Pick<Context, 'config'>;
+  ctx: Pick<Context, 'config' | 'store'>;
   contacts: ContactsService;
   /** emails a double opt-in link and returns it for storing (core/optin.ts); throws when it could not be sent */
   mailConfirmation(to: Omit<ConfirmationEmail, 'url'>): Promise<IssuedLink>;
@@ -37,8 +39,9 @@ export interface CaptureConsent {
  * A confirmation email goes out before anything is written, and a failed one throws with nothing
  * stored: the person can simply post again, and a link that arrived earlier keeps working.
  */
-export async function captureContact(deps: CaptureDeps, input: CaptureInput, consent: CaptureConsent): Promise<{ outcome: CaptureOutcome; contactId: number }> {
+export async function captureContact(deps: CaptureDeps, raw: CaptureInput, consent: CaptureConsent): Promise<{ outcome: CaptureOutcome; contactId: number }> {
   const { ctx, contacts } = deps;
+  const input = keptAttributes(ctx.config, { ...raw, lists: await captureLists(deps.ctx, raw.lists) });
   const existing = await contacts.get(input.email);
   if (existing && (existing.status === 'bounced' || existing.status === 'complained')) return { outcome: 'unchanged', contactId: existing.id };
   const signUp = ctx.config.doubleOptIn ? 'pending' : 'subscribed';
@@ -56,6 +59,31 @@ export async function captureContact(deps: CaptureDeps, input: CaptureInput, con
     confirmation: link,
   });
   return { outcome: outcomeOf(existing, contact, link), contactId: contact.id };
+}
+
+/**
+ * An anonymous form may join only lists meant for it: created `public: true`, or named in
+ * `captureLists` (created on first sign-up when missing). Anything else is refused before
+ * anything is stored or sent, and the answer does not say whether the list exists.
+ */
+export async function captureLists(ctx: Pick<Context, 'config' | 'store'>, lists: string[]): Promise<string[]> {
+  const allowed = new Map(ctx.config.captureLists.map((l) => [l.toLowerCase(), l]));
+  const out: string[] = [];
+  for (const name of lists) {
+    const list = await ctx.store.lists.byName(name);
+    const named = allowed.get(name.toLowerCase());
+    if (!list?.public && !named) throw new NotifyError('INVALID_INPUT', 'This form cannot sign you up to that list.', { field: 'list' });
+    // the stored spelling, else the configured one
+    out.push(list?.name ?? named!);
+  }
+  return out;
+}
+
+/** With `captureAttributes` set, only those attributes are kept; the rest are dropped silently. */
+function keptAttributes(config: Config, input: CaptureInput): CaptureInput {
+  if (!config.captureAttributes) return input;
+  const keep = new Set(config.captureAttributes);
+  return { ...input, attributes: Object.fromEntries(Object.entries(input.attributes).filter(([k]) => keep.has(k))) };
 }
 
 /** A post about a known address adds lists and fills empty fields; it never overwrites stored values. */

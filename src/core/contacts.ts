@@ -2,7 +2,12 @@ import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import { emailKey, isValidEmail, normalizeEmail } from './email.ts';
 import { hashToken, newToken } from './tokens.ts';
+import { requireList } from './lists.ts';
 import type { IssuedLink } from './optin.ts';
+import { requireReferences } from './segment-references.ts';
+import { parseSegment, type Segment } from './segments.ts';
+import { suppressIfChanged } from './suppression.ts';
+import type { ContactFilter } from './storage/contacts.ts';
 import { CONTACT_STATUSES, type Contact, type ContactInput, type ContactStatus, isSuppressedStatus } from './types.ts';
 
 const MAX_ATTRIBUTES_BYTES = 16 * 1024;
@@ -27,8 +32,33 @@ export interface UpsertOptions {
   confirmation?: IssuedLink;
 }
 
+export interface ContactListQuery {
+  /** subscribed to this list */
+  list?: string;
+  status?: ContactStatus;
+  /** part of the email or name, any case; `%`, `_` and `\` are plain characters */
+  search?: string;
+  segment?: Segment | string;
+  /** the `next` of the previous page */
+  after?: string | null;
+  /** default 50, at most 1000 */
+  limit?: number;
+}
+
+export interface ContactPage {
+  contacts: Contact[];
+  /** pass as `after` for the next page; null on the last one */
+  next: string | null;
+}
+
 export interface ContactsService {
   upsert(input: ContactInput, options?: UpsertOptions): Promise<Contact>;
+  list(query?: ContactListQuery): Promise<ContactPage>;
+  count(query?: Pick<ContactListQuery, 'list' | 'segment'>): Promise<number>;
+  /** joins (or rejoins) the list; a contact only `transactional` mail went to becomes `subscribed` */
+  subscribe(idOrEmail: number | string, list: string): Promise<Contact>;
+  /** leaves the list; without a list, unsubscribes from everything exactly as the unsubscribe link does */
+  unsubscribe(idOrEmail: number | string, list?: string): Promise<Contact>;
   get(idOrEmail: number | string): Promise<Contact | undefined>;
   /** the opt-out an erased address had (it comes back with it), if it was erased after opting out */
   rememberedStatus(email: string): Promise<ContactStatus | undefined>;
@@ -37,7 +67,11 @@ export interface ContactsService {
 
 const LIFTED_BY_DEFAULT: readonly ContactStatus[] = ['transactional'];
 
-export function createContactsService(ctx: Pick<Context, 'store' | 'clock'>): ContactsService {
+const PAGE_DEFAULT = 50;
+const PAGE_MAX = 1000;
+const MAX_SEARCH = 200;
+
+export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'events'>): ContactsService {
   const { store, clock } = ctx;
   const get = async (idOrEmail: number | string) => {
     if (typeof idOrEmail === 'number' || /^[0-9]+$/.test(String(idOrEmail))) return store.contacts.getById(Number(idOrEmail));
@@ -47,6 +81,11 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock'>): Co
   const rememberedStatus = async (email: string) => {
     const tomb = await store.contacts.tombstoneForEmail(hashToken(emailKey(email)));
     return tomb && isSuppressedStatus(tomb.status) ? (tomb.status as ContactStatus) : undefined;
+  };
+  const required = async (idOrEmail: number | string) => {
+    const contact = await get(idOrEmail);
+    if (!contact) throw new NotifyError('NOT_FOUND', `No contact ${JSON.stringify(String(idOrEmail).slice(0, 254))}`, { field: 'contact' });
+    return contact;
   };
   return {
     async upsert(input, options = {}) {
@@ -74,12 +113,74 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock'>): Co
     },
     rememberedStatus,
     get,
+    async list(query = {}) {
+      const limit = query.limit ?? PAGE_DEFAULT;
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > PAGE_MAX) throw new NotifyError('INVALID_INPUT', `limit must be a whole number from 1 to ${PAGE_MAX}`, { field: 'limit' });
+      const filter = await contactFilter(ctx, query);
+      const afterId = query.after == null ? 0 : decodeCursor(query.after);
+      // one row more than asked tells whether there is a next page
+      const rows = await store.contacts.page(filter, afterId, limit + 1);
+      const contacts = rows.slice(0, limit);
+      return { contacts, next: rows.length > limit ? encodeCursor(contacts[contacts.length - 1].id) : null };
+    },
+    async count(query = {}) {
+      return store.contacts.count(await contactFilter(ctx, { list: query.list, segment: query.segment }));
+    },
+    async subscribe(idOrEmail, listName) {
+      const contact = await required(idOrEmail);
+      const list = await requireList(ctx, listName);
+      const now = clock.now();
+      await store.lists.setMembership(list.id, contact.id, 'subscribed', now);
+      // Joining a list is the first opt-in of an address that only had one-off mail.
+      if (contact.status === 'transactional') await store.contacts.changeStatus(contact.id, 'subscribed', now);
+      return (await store.contacts.getById(contact.id))!;
+    },
+    async unsubscribe(idOrEmail, listName) {
+      const contact = await required(idOrEmail);
+      if (listName === undefined || listName === null) {
+        return (await suppressIfChanged(ctx, contact, 'unsubscribed', { source: 'api' })).contact;
+      }
+      const list = await requireList(ctx, listName);
+      await store.lists.setMembership(list.id, contact.id, 'unsubscribed', clock.now());
+      return (await store.contacts.getById(contact.id))!;
+    },
     async erase(idOrEmail) {
       const contact = await get(idOrEmail);
       if (!contact) return false;
       return store.contacts.erase(contact.id, hashToken(emailKey(contact.email)), clock.now());
     },
   };
+}
+
+/** Validates a list/count query and checks that what it names exists. */
+async function contactFilter(ctx: Pick<Context, 'store'>, query: ContactListQuery): Promise<ContactFilter> {
+  if (typeof query !== 'object' || query === null) throw new NotifyError('INVALID_INPUT', 'The query must be an object');
+  const filter: ContactFilter = {};
+  if (query.list != null) filter.list = (await requireList(ctx, query.list)).name;
+  if (query.status != null) {
+    if (!(CONTACT_STATUSES as readonly string[]).includes(query.status)) throw new NotifyError('INVALID_INPUT', `status must be one of ${CONTACT_STATUSES.join(', ')}`, { field: 'status' });
+    filter.status = query.status;
+  }
+  if (query.search != null && query.search !== '') {
+    if (typeof query.search !== 'string' || query.search.length > MAX_SEARCH || query.search.includes('\u0000')) throw new NotifyError('INVALID_INPUT', `search must be text of at most ${MAX_SEARCH} characters, without NUL`, { field: 'search' });
+    filter.search = query.search.toLowerCase();
+  }
+  if (query.segment != null) {
+    filter.segment = parseSegment(query.segment);
+    await requireReferences(ctx, filter.segment);
+  }
+  return filter;
+}
+
+/** Cursors are opaque to callers: they only hand back what `next` gave them. */
+function encodeCursor(id: number): string {
+  return Buffer.from(`c:${id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: unknown): number {
+  const m = typeof cursor === 'string' && cursor.length <= 40 ? /^c:([0-9]{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString()) : null;
+  if (!m) throw new NotifyError('INVALID_INPUT', 'after must be the `next` cursor of a previous page', { field: 'after' });
+  return Number(m[1]);
 }
 
 function validateInput(input: ContactInput): void {

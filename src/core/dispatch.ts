@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { trackingHost } from '../config.ts';
 import type { Context } from '../context.ts';
+import { isLeftOut, type SendCategory } from './categories.ts';
 import { isNotifyError, NotifyError } from '../errors.ts';
 import { type CompiledMessage, compileMessage, createEngines, type MessageTemplate } from '../render/compile.ts';
 import { personalize, type Recipient } from '../render/personalize.ts';
@@ -10,7 +11,7 @@ import { type LinkScope, scopeSignature } from './link-refs.ts';
 import { storeScopeLinks } from './link-lists.ts';
 import type { ComposerFactory, MessageComposer, OutgoingMessage } from './mailer.ts';
 import type { SendOutcome } from './storage/sends.ts';
-import { isSuppressedStatus, type RecipientContact } from './types.ts';
+import type { RecipientContact } from './types.ts';
 
 /** A message as a campaign, drip step or one-off describes it. */
 export interface MessageSpec extends MessageTemplate {
@@ -35,6 +36,8 @@ export interface DeliveryTarget {
   send: { id: number; token: string };
   /** the single contact the message is for; gives `contact` to Liquid and the unsubscribe URL */
   contact?: RecipientContact | null;
+  /** default `marketing`; `transactional` reaches an unsubscribed contact and has no List-Unsubscribe headers */
+  category?: SendCategory;
   /** default: [contact.email] */
   to?: string[];
   cc?: string[];
@@ -95,7 +98,7 @@ export function createDispatcher(ctx: DispatchContext, composerFor: ComposerFact
     },
     async deliver(message, target) {
       const { send, contact } = target;
-      if (contact && isSuppressedStatus(contact.status)) return { id: send.id, status: 'suppressed' };
+      if (contact && isLeftOut(contact.status, target.category)) return { id: send.id, status: 'suppressed' };
       try {
         const out = await render(message, target);
         const result = await ctx.mailer.send(out);
@@ -134,7 +137,7 @@ async function renderFor(ctx: Pick<Context, 'secret' | 'clock'>, host: string, m
   const content = await personalize(message.compiled, recipient);
   assertHeaderValue('subject', content.subject);
   const headers: Record<string, string> = { ...message.headers };
-  if (single && !message.ownListUnsubscribe) {
+  if (single && !message.ownListUnsubscribe && target.category !== 'transactional') {
     headers['List-Unsubscribe'] = `<${recipient.unsubscribeUrl}>`;
     headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
   }

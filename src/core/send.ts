@@ -1,13 +1,14 @@
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import { type ContentInput, checkContent } from '../render/source.ts';
+import { isLeftOut, SEND_CATEGORIES, type SendCategory } from './categories.ts';
 import { createContactsService } from './contacts.ts';
 import { createDeliveryRun, type Delivered, type DeliveryJob } from './delivery.ts';
 import type { PreparedMessage } from './dispatch.ts';
 import { emailKey, normalizeEmail } from './email.ts';
 import { checkHeaders, checkSubject, formatFrom } from './headers.ts';
 import { newToken } from './tokens.ts';
-import { type ContactStatus, isSuppressedStatus, type SendRecord, type SuppressedRecipient } from './types.ts';
+import type { ContactStatus, SendRecord, SuppressedRecipient } from './types.ts';
 
 /** notify.send(): one message, now. */
 export interface SendInput extends ContentInput {
@@ -23,7 +24,14 @@ export interface SendInput extends ContentInput {
   layout?: string | false;
   /** Liquid variables besides `contact` */
   data?: Record<string, unknown>;
+  /**
+   * `marketing` (default): unsubscribed, bounced and complained recipients are left out.
+   * `transactional` (receipts, password resets): reaches an unsubscribed contact, never a bounced
+   * or complained one, and carries no List-Unsubscribe headers.
+   */
+  category?: SendCategory;
 }
+
 
 const MAX_RECIPIENTS = 50;
 
@@ -45,9 +53,13 @@ export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecor
   checkHeaders(input.headers);
   formatFrom(input.fromName ?? ctx.config.fromName, input.fromEmail || ctx.config.fromEmail);
   checkContent(input);
+  const category = input.category ?? 'marketing';
+  if (!(SEND_CATEGORIES as readonly string[]).includes(category)) {
+    throw new NotifyError('INVALID_INPUT', `category must be one of ${SEND_CATEGORIES.join(', ')}`, { field: 'category' });
+  }
 
   const statuses = await ctx.store.contacts.statusesByEmailKey([...new Set([...to, ...cc, ...bcc].map(emailKey))]);
-  const { live, dropped } = leaveOutSuppressed({ to, cc, bcc }, statuses);
+  const { live, dropped } = leaveOutSuppressed({ to, cc, bcc }, statuses, category);
   const [liveTo, liveCc, liveBcc] = [live.to, live.cc, live.bcc];
   const now = ctx.clock.now();
   const all = [...liveTo, ...liveCc, ...liveBcc];
@@ -80,7 +92,7 @@ export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecor
     throw err;
   }
   const delivery = createDeliveryRun<DeliveryJob>(ctx, { record: (group) => finish(ctx, group) });
-  await delivery.send([{ message, send: row, contact, to: liveTo, cc: liveCc, bcc: liveBcc }]);
+  await delivery.send([{ message, send: row, contact, to: liveTo, cc: liveCc, bcc: liveBcc, category }]);
   await delivery.drain();
   return (await ctx.store.sends.getById(row.id))!;
 }
@@ -95,17 +107,17 @@ async function finish(ctx: Context, group: Delivered<DeliveryJob>[]): Promise<vo
 type Field = SuppressedRecipient['field'];
 
 /**
- * Each field's addresses without those whose contact is unsubscribed, bounced or complained, and
+ * Each field's addresses without those whose contact's status `isLeftOut` (by category), and
  * what was left out (recorded on the send row). Each field is checked on its own: a live `to` must
  * never carry a suppressed cc or bcc along.
  */
-function leaveOutSuppressed(fields: Record<Field, string[]>, statuses: Map<string, { id: number; status: string }>) {
+function leaveOutSuppressed(fields: Record<Field, string[]>, statuses: Map<string, { id: number; status: string }>, category: SendCategory) {
   const dropped: SuppressedRecipient[] = [];
   const live = {} as Record<Field, string[]>;
   for (const field of ['to', 'cc', 'bcc'] as const) {
     live[field] = fields[field].filter((address) => {
       const known = statuses.get(emailKey(address));
-      if (!known || !isSuppressedStatus(known.status)) return true;
+      if (!known || !isLeftOut(known.status, category)) return true;
       dropped.push({ field, contact_id: known.id, status: known.status as ContactStatus });
       return false;
     });

@@ -1,3 +1,5 @@
+import type { Segment } from './segments.ts';
+
 /** Public record shapes. Field names follow the spec (snake_case), timestamps are Date. */
 
 export const CONTACT_STATUSES = ['subscribed', 'pending', 'transactional', 'unsubscribed', 'bounced', 'complained'] as const;
@@ -109,6 +111,8 @@ export interface Campaign {
   layout: string | false | null;
   /** list name; null = every contact */
   list: string | null;
+  /** segment filter narrowing the audience (see core/segments.ts); null = none */
+  segment: Segment | null;
   from_name: string | null;
   from_email: string | null;
   data: Record<string, unknown>;

@@ -1,4 +1,4 @@
-import type { ColumnDataType, ColumnDefinitionBuilder, Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
+import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, RawBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
 import type { Database } from './schema.ts';
 
 export type DialectKind = 'sqlite' | 'postgres';
@@ -21,6 +21,24 @@ export interface ColumnTypes {
 export interface JsonRowColumn {
   name: string;
   type: 'text' | 'integer' | 'smallint' | 'bigint' | 'json';
+}
+
+/** A scalar a JSON member is compared with. */
+export type JsonScalar = string | number | boolean;
+
+/**
+ * Conditions on one member of a JSON object column (contact attributes), all with the key and
+ * value bound as parameters. A member of another JSON type than the value never matches.
+ */
+export interface JsonMemberConditions {
+  /** the member equals the value, type included (`"5"` is not 5) */
+  equals(column: Expression<unknown>, key: string, value: JsonScalar): RawBuilder<SqlBool>;
+  /** numbers numerically, strings by code point */
+  compare(column: Expression<unknown>, key: string, op: '<' | '>', value: string | number): RawBuilder<SqlBool>;
+  /** a string member holding the value (case-sensitive), or an array member with it as an element */
+  contains(column: Expression<unknown>, key: string, value: string): RawBuilder<SqlBool>;
+  /** the member is present (its value may be null) */
+  exists(column: Expression<unknown>, key: string): RawBuilder<SqlBool>;
 }
 
 /** a lock clause fits a select of any table and shape */
@@ -60,6 +78,11 @@ export interface StoreDialect {
   jsonRows(json: string, columns: readonly JsonRowColumn[]): RawBuilder<unknown>;
   /** the value to put into a `json` column of a jsonRows row */
   jsonRowValue(value: unknown): unknown;
+  /** lower case as JavaScript's toLowerCase() makes it, non-ASCII letters included */
+  lower(value: Expression<string | null>): RawBuilder<string>;
+  /** `strpos`: the 1-based position of `part` in `value`, 0 when absent; no wildcards */
+  position(value: Expression<string | null>, part: string): RawBuilder<number>;
+  jsonMember: JsonMemberConditions;
   /** drops everything this store created (tests: the per-run PostgreSQL schema) */
   destroyData(): Promise<void>;
   close(): Promise<void>;

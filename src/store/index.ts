@@ -9,6 +9,7 @@ import { createCountersRepo } from './repos/counters.ts';
 import { createEnrollmentsRepo } from './repos/enrollments.ts';
 import { createEventsRepo } from './repos/events.ts';
 import { createLinksRepo } from './repos/links.ts';
+import { createListsRepo } from './repos/lists.ts';
 import { createMetaRepo } from './repos/meta.ts';
 import { createStatsRepo } from './repos/stats.ts';
 import { createTrackingRepo } from './repos/tracking-batches.ts';
@@ -34,12 +35,13 @@ export function createStore(url: string): Store {
     kind: dialect.kind,
     db,
     dialect,
-    campaigns: createCampaignsRepo(db),
-    contacts: createContactsRepo(db),
+    campaigns: createCampaignsRepo(db, dialect),
+    contacts: createContactsRepo(db, dialect),
     counters: createCountersRepo(db),
     enrollments: createEnrollmentsRepo(db, dialect),
     events: createEventsRepo(db),
     links: createLinksRepo(db),
+    lists: createListsRepo(db, dialect),
     meta: createMetaRepo(db),
     stats: createStatsRepo(db),
     tracking: createTrackingRepo(db, dialect),
@@ -53,7 +55,7 @@ export function createStore(url: string): Store {
         fn({
           kind: dialect.kind,
           db: trx,
-          contacts: createContactsRepo(trx),
+          contacts: createContactsRepo(trx, dialect),
           counters: createCountersRepo(trx),
           enrollments: createEnrollmentsRepo(trx, dialect),
           events: createEventsRepo(trx),

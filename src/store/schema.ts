@@ -26,14 +26,22 @@ export interface ContactsTable {
 
 export interface ListsTable {
   id: Generated<number>;
+  /** unique whatever the case (checked on write: see repos/lists.ts) */
   name: string;
+  description: Generated<string | null>;
+  /** 1 when a public capture form may join it */
+  public: Generated<number>;
   created_at: number;
 }
 
 export interface ListMembersTable {
   list_id: number;
   contact_id: number;
+  /** when the contact joined */
   created_at: number;
+  /** subscribed | unsubscribed (migration 008; earlier members are subscribed) */
+  status: Generated<string>;
+  unsubscribed_at: Generated<number | null>;
 }
 
 export interface CampaignsTable {
@@ -56,6 +64,8 @@ export interface CampaignsTable {
   data: Generated<string | Record<string, unknown>>;
   /** custom headers (JSON object of name -> value) */
   headers: Generated<string | Record<string, unknown>>;
+  /** the segment filter as given (JSON), resolved again at each run; null = none */
+  segment: Generated<string | Record<string, unknown> | null>;
 }
 
 export interface SendsTable {

@@ -20,7 +20,7 @@ forEachEngine('double opt-in', (h) => {
   const views = mkdtempSync(join(tmpdir(), 'notify-optin-views-'));
   mkdirSync(join(views, 'notify'), { recursive: true });
   writeFileSync(join(views, 'notify/subscribe_confirmed.liquid'), '<p>APP OVERRIDE: welcome aboard</p>');
-  const notify = useNotify(h, { doubleOptIn: true, mailer, clock, captureRateLimit: 0, trustProxy: true, trackIpAddress: true, viewsPath: views, fromName: 'News "Desk"' });
+  const notify = useNotify(h, { captureLists: ['news'], doubleOptIn: true, mailer, clock, captureRateLimit: 0, trustProxy: true, trackIpAddress: true, viewsPath: views, fromName: 'News "Desk"' });
 
   test('pending until the emailed link is confirmed by POST; GET and HEAD confirm nothing', async () => {
     const res = await capture(notify(), form({ email: 'Dana@Example.com', name: 'Dana', list: 'news' }), { referer: 'http://localhost:3000/join', 'x-forwarded-for': '198.51.100.20' });

@@ -33,7 +33,7 @@ for (const engine of ENGINES) {
     after(() => d?.close());
 
     test('.env sets the database, mailer, sender, batchSize and trackingHost; the real environment overrides it', async () => {
-      assert.match(await d.cli(['contacts:import', 'people.csv'], { shell: true }), /imported 3, rejected 0/);
+      assert.match(await d.cli(['contacts:import', 'people.csv'], { shell: true }), /created 3, updated 0, unchanged 0, rejected 0/);
       const status = await contactStatus(d.database, 'uma@example.com').catch((err) => `unreadable (${err.message})`);
       assert.equal(status, 'subscribed', 'the contacts are in the database .env names');
       const id = (await d.cli(['campaigns:create', '--subject', 'Hello from .env', '--html', '<p><a href="https://example.org/welcome">Welcome</a></p>'], { shell: true })).trim().split('\n')[0];

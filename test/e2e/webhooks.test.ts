@@ -31,7 +31,7 @@ for (const engine of ENGINES) {
       snsLog = join(d.dir, 'sns-requests.log');
       const rows = rigs.flatMap((r) => ['bounce', 'complaint', 'forged'].map((w) => address(r.driver, w)));
       d.writeFile('hooks.csv', ['email', ...rows].join('\n'));
-      assert.match(await d.cli(['contacts:import', 'hooks.csv']), /imported 12, rejected 0/);
+      assert.match(await d.cli(['contacts:import', 'hooks.csv']), /created 12, updated 0, unchanged 0, rejected 0/);
       await Promise.all(
         rigs.map(async (rig) => {
           d.writeConfig(`${rig.driver}.config.json`, { ...d.defaults(), ...rig.config });

@@ -4,6 +4,8 @@ export interface TcpProxy {
   port: number;
   /** how many connections were made through the proxy */
   readonly connections: number;
+  /** bytes the target sent back through the proxy */
+  readonly bytesFromTarget: number;
   /** the database "goes away": open connections are reset and new ones refused (ECONNREFUSED) */
   cut(): Promise<void>;
   /** the database is back on the same port */
@@ -18,6 +20,7 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   let connections = 0;
+  let bytesFromTarget = 0;
   let server: net.Server;
   let port = 0;
 
@@ -26,6 +29,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       server = net.createServer((client) => {
         connections++;
         const upstream = net.connect(target);
+        upstream.on('data', (chunk: Buffer) => {
+          bytesFromTarget += chunk.length;
+        });
         for (const s of [client, upstream]) {
           sockets.add(s);
           s.on('close', () => sockets.delete(s));
@@ -46,7 +52,12 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const stop = () =>
     new Promise<void>((resolve) => {
       server.close(() => resolve());
-      for (const s of sockets) s.resetAndDestroy?.() ?? s.destroy();
+      for (const s of sockets) {
+        // Node 20 spins forever in resetAndDestroy() on a half-closed socket (the peer already
+        // ended, as an IMAP server does after LOGOUT): only a fully open one gets the reset.
+        if (s.readyState === 'open') s.resetAndDestroy();
+        else s.destroy();
+      }
     });
 
   await listen();
@@ -56,6 +67,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     get connections() {
       return connections;
+    },
+    get bytesFromTarget() {
+      return bytesFromTarget;
     },
     cut: stop,
     restore: listen,

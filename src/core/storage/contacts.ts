@@ -1,3 +1,4 @@
+import type { SegmentNode } from '../segments.ts';
 import type { Contact, ContactStatus, RecipientContact } from '../types.ts';
 
 export interface ContactWrite {
@@ -17,7 +18,45 @@ export interface ContactWrite {
   confirmation?: { tokenHash: string; at: number };
 }
 
+/** Which contacts contacts.list and contacts.count look at; every part narrows. */
+export interface ContactFilter {
+  /** subscribed to the list of that name */
+  list?: string;
+  status?: ContactStatus;
+  /** already lower-cased: a part of the email or the name, as plain text */
+  search?: string;
+  segment?: SegmentNode;
+}
+
+/** One contact as the CSV export writes it. */
+export interface ExportRow {
+  id: number;
+  email: string;
+  name: string | null;
+  status: ContactStatus;
+  created_at: Date;
+  attributes: Record<string, unknown>;
+  lists: string[];
+}
+
+export interface ExportFilter {
+  list?: number;
+  status?: ContactStatus;
+}
+
+/** Everything stored about one person (GDPR access); see core/person-data.ts for the public shape. */
+export interface PersonRows {
+  contact: Record<string, unknown>;
+  lists: Record<string, unknown>[];
+  sends: Record<string, unknown>[];
+  events: Record<string, unknown>[];
+  enrollments: Record<string, unknown>[];
+}
+
 export interface ContactsRepo {
+  /** a page in id order after `afterId` */
+  page(filter: ContactFilter, afterId: number, limit: number): Promise<Contact[]>;
+  count(filter: ContactFilter): Promise<number>;
   /**
    * Inserts or updates by email_key, in one transaction; attributes merge, lists are added; the status
    * changes only when given, or when the stored one is in `lift`.
@@ -36,6 +75,11 @@ export interface ContactsRepo {
   recipients(ids: number[]): Promise<Map<number, RecipientContact>>;
   /** statuses of the given email keys that exist (suppression check at dispatch) */
   statusesByEmailKey(keys: string[]): Promise<Map<string, { id: number; status: string }>>;
-  /** deletes the person's data, keeping only hashes (tombstone) */
+  /** deletes the person's data, keeping only hashes (tombstone) and anonymous send rows for campaign totals */
   erase(id: number, emailHash: string, now: number): Promise<boolean>;
+  /** every stored row that names the person (GDPR access) */
+  exportPerson(id: number): Promise<PersonRows | undefined>;
+  /** one keyset page of contacts for the CSV export */
+  exportPage(after: number, limit: number, filter: ExportFilter): Promise<{ rows: ExportRow[]; next?: number }>;
+  listId(name: string): Promise<number | undefined>;
 }

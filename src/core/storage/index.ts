@@ -4,6 +4,7 @@ import type { CountersRepo } from './counters.ts';
 import type { EnrollmentsRepo } from './enrollments.ts';
 import type { EventsRepo } from './events.ts';
 import type { LinksRepo } from './links.ts';
+import type { ListsRepo } from './lists.ts';
 import type { MetaRepo } from './meta.ts';
 import type { OptinRepo } from './optin.ts';
 import type { RateLimitsRepo } from './rate-limits.ts';
@@ -26,6 +27,7 @@ export interface Store {
   readonly enrollments: EnrollmentsRepo;
   readonly events: EventsRepo;
   readonly links: LinksRepo;
+  readonly lists: ListsRepo;
   readonly meta: MetaRepo;
   /** read-only queries for stats and the admin pages */
   readonly stats: StatsRepo;

@@ -1,6 +1,6 @@
 import type { Context as HonoContext } from 'hono';
 import type { Context } from '../../context.ts';
-import { captureContact, type CaptureDeps } from '../../core/capture.ts';
+import { captureContact, type CaptureDeps, captureLists } from '../../core/capture.ts';
 import { type CaptureInput, parseCaptureFields } from '../../core/capture-fields.ts';
 import { emailKey } from '../../core/email.ts';
 import { isNotifyError } from '../../errors.ts';
@@ -61,6 +61,8 @@ export async function handleCapture(c: HonoContext, deps: CaptureHandlerDeps): P
   let input: CaptureInput;
   try {
     input = parseCaptureFields(fields);
+    // a refused list is the post's fault: answered before it counts against the address
+    await captureLists(deps.ctx, input.lists);
   } catch (err) {
     if (isNotifyError(err, 'INVALID_EMAIL') || isNotifyError(err, 'INVALID_INPUT')) return reply.fail(422, codeOf(err), [err.message]);
     throw err;

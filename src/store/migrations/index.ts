@@ -8,6 +8,7 @@ import * as eventsClickIndex from './004_events_click_index.ts';
 import * as tracking from './005_tracking.ts';
 import * as capture from './006_capture.ts';
 import * as sendSuppressedRecipients from './007_send_suppressed_recipients.ts';
+import * as listMembership from './008_list_membership.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /** What a migration needs to know to write one definition for both engines. */
@@ -28,6 +29,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '005_tracking': tracking,
   '006_capture': capture,
   '007_send_suppressed_recipients': sendSuppressedRecipients,
+  '008_list_membership': listMembership,
 };
 
 export interface MigrateResult {

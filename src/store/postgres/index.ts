@@ -1,6 +1,6 @@
-import { type DatabaseIntrospector, Kysely, PostgresDialect, sql } from 'kysely';
+import { type DatabaseIntrospector, type Expression, Kysely, PostgresDialect, type SqlBool, sql } from 'kysely';
 import pg from 'pg';
-import type { StoreDialect } from '../dialect.ts';
+import type { JsonMemberConditions, StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 
 // ids and epoch-ms timestamps are bigint; they stay well inside Number's safe range.
@@ -88,7 +88,30 @@ const queries = {
     )})`,
   // a jsonb member of the row, so the object itself
   jsonRowValue: (value) => value,
+  lower: (value) => sql<string>`lower(${value})`,
+  position: (value, part) => sql<number>`strpos(${value}, ${part})`,
+  jsonMember: jsonMemberConditions(),
 } satisfies Partial<StoreDialect>;
+
+/**
+ * jsonb_typeof() guards every read so a member of another type never matches (and a cast never
+ * fails); equality is containment, which jsonb compares by value (5 = 5.0). Strings compare by
+ * code point (`collate "C"`), as SQLite compares them.
+ */
+function jsonMemberConditions(): JsonMemberConditions {
+  const member = (column: Expression<unknown>, key: string) => sql`(${column} -> ${key}::text)`;
+  const text = (column: Expression<unknown>, key: string) => sql`(${column} ->> ${key}::text)`;
+  return {
+    equals: (column, _key, v) => sql<SqlBool>`(${column} @> ${JSON.stringify({ [_key]: v })}::jsonb)`,
+    compare: (column, key, op, v) =>
+      typeof v === 'number'
+        ? sql<SqlBool>`(case when jsonb_typeof(${member(column, key)}) = 'number' then ${text(column, key)}::numeric end ${sql.raw(op)} ${v}::numeric)`
+        : sql<SqlBool>`(case when jsonb_typeof(${member(column, key)}) = 'string' then ${text(column, key)} end collate "C" ${sql.raw(op)} ${v}::text)`,
+    contains: (column, key, v) =>
+      sql<SqlBool>`(case jsonb_typeof(${member(column, key)}) when 'string' then strpos(${text(column, key)}, ${v}::text) > 0 when 'array' then ${member(column, key)} @> jsonb_build_array(${v}::text) else false end)`,
+    exists: (column, key) => sql<SqlBool>`(${member(column, key)} is not null)`,
+  };
+}
 
 /**
  * Kysely's PostgreSQL introspector reads the columns of EVERY schema (pg_attribute, serial

@@ -1,8 +1,11 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { CampaignsRepo } from '../../core/storage/campaigns.ts';
+import type { Expression, Kysely, Selectable, SqlBool } from 'kysely';
+import { parseSegment, type Segment } from '../../core/segments.ts';
+import type { AudienceOf, CampaignsRepo } from '../../core/storage/campaigns.ts';
 import { type Campaign, type CampaignStatus, NOT_OPTED_IN_STATUSES } from '../../core/types.ts';
+import type { StoreDialect } from '../dialect.ts';
 import { layoutColumn, layoutOf, parseJson, toDate } from '../rows.ts';
 import type { CampaignsTable, Database } from '../schema.ts';
+import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
 
 type Row = Selectable<CampaignsTable> & { list_name: string | null };
 
@@ -21,13 +24,14 @@ function toCampaign(row: Row): Campaign {
     from_email: row.from_email,
     data: parseJson(row.data),
     headers: parseJson(row.headers) as Record<string, string>,
+    segment: row.segment === null ? null : (parseJson(row.segment) as Segment),
     status: row.status as CampaignStatus,
     created_at: toDate(row.created_at)!,
     sent_at: toDate(row.sent_at),
   };
 }
 
-export function createCampaignsRepo(db: Kysely<Database>): CampaignsRepo {
+export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect): CampaignsRepo {
   const byId = (id: number) =>
     db
       .selectFrom('notify_campaigns')
@@ -37,36 +41,39 @@ export function createCampaignsRepo(db: Kysely<Database>): CampaignsRepo {
       .where('notify_campaigns.id', '=', id)
       .executeTakeFirst();
 
-  const audience = (c: Pick<Campaign, 'id' | 'list'>) => {
-    let q = db.selectFrom('notify_contacts as c').where('c.status', 'not in', NOT_OPTED_IN_STATUSES);
-    if (c.list !== null) {
-      q = q
-        .innerJoin('notify_list_members as m', 'm.contact_id', 'c.id')
-        .innerJoin('notify_lists as l', 'l.id', 'm.list_id')
-        .where('l.name', '=', c.list);
-    }
-    return q.where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('notify_sends as s').select('s.id').where('s.campaign_id', '=', c.id).whereRef('s.contact_id', '=', 'c.id'))),
-    );
+  const audience = (c: AudienceOf) => {
+    // validated at create; parsed again so a stored filter never reaches SQL unchecked
+    const segment = c.segment === null ? undefined : parseSegment(c.segment);
+    return db
+      .selectFrom('notify_contacts as c')
+      .where('c.status', 'not in', NOT_OPTED_IN_STATUSES)
+      .where((eb) => {
+        const scope = eb as unknown as ContactsScope;
+        const parts: Expression<SqlBool>[] = [scope.not(scope.exists(scope.selectFrom('notify_sends as s').select('s.id').where('s.campaign_id', '=', c.id).whereRef('s.contact_id', '=', 'c.id')))];
+        if (c.list !== null) parts.push(scope('c.id', 'in', subscribersOf(scope, dialect, c.list)));
+        if (segment) parts.push(segmentCondition(scope, dialect, segment));
+        return scope.and(parts);
+      });
   };
 
   return {
     async create(input, now) {
-      const id = await db.transaction().execute(async (trx) => {
-        let listId: number | null = null;
-        if (input.list !== null) {
-          await trx.insertInto('notify_lists').values({ name: input.list, created_at: now }).onConflict((oc) => oc.column('name').doNothing()).execute();
-          listId = Number((await trx.selectFrom('notify_lists').select('id').where('name', '=', input.list).executeTakeFirstOrThrow()).id);
-        }
-        const { list: _list, data, headers, layout, ...rest } = input;
-        const row = await trx
-          .insertInto('notify_campaigns')
-          .values({ ...rest, layout: layoutColumn(layout), list_id: listId, data: JSON.stringify(data), headers: JSON.stringify(headers), status: 'draft', created_at: now, sent_at: null })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        return Number(row.id);
-      });
-      return toCampaign((await byId(id))!);
+      const { data, headers, layout, segment, ...rest } = input;
+      const row = await db
+        .insertInto('notify_campaigns')
+        .values({
+          ...rest,
+          layout: layoutColumn(layout),
+          data: JSON.stringify(data),
+          headers: JSON.stringify(headers),
+          segment: segment === null ? null : JSON.stringify(segment),
+          status: 'draft',
+          created_at: now,
+          sent_at: null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return toCampaign((await byId(Number(row.id)))!);
     },
     async getById(id) {
       const row = await byId(id);

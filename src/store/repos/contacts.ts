@@ -1,40 +1,85 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { ContactsRepo } from '../../core/storage/contacts.ts';
+import { type Expression, type Kysely, type Selectable, type SqlBool, sql } from 'kysely';
+import type { ContactFilter, ContactsRepo } from '../../core/storage/contacts.ts';
 import { hashToken } from '../../core/tokens.ts';
 import type { Contact, ContactStatus } from '../../core/types.ts';
+import type { StoreDialect } from '../dialect.ts';
 import { parseJson, toDate } from '../rows.ts';
 import type { ContactsTable, Database } from '../schema.ts';
+import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
+import { eraseEvents, exportPage, forgetSuppressedRecipient, listId, personRows } from './person-data.ts';
 
 type Row = Selectable<ContactsTable>;
 
-export function createContactsRepo(db: Kysely<Database>): ContactsRepo {
-  const listsOf = async (id: number) =>
-    (
-      await db
-        .selectFrom('notify_list_members')
-        .innerJoin('notify_lists', 'notify_lists.id', 'notify_list_members.list_id')
-        .select('notify_lists.name')
-        .where('notify_list_members.contact_id', '=', id)
-        .orderBy('notify_lists.name')
-        .execute()
-    ).map((r) => r.name);
-  const toContact = async (row: Row | undefined): Promise<Contact | undefined> =>
-    row && {
-      id: Number(row.id),
-      email: row.email,
-      name: row.name,
-      status: row.status as ContactStatus,
-      unsubscribe_token: row.unsubscribe_token,
-      attributes: parseJson(row.attributes),
-      lists: await listsOf(Number(row.id)),
-      consent_at: toDate(row.consent_at),
-      consent_source: row.consent_source,
-      created_at: toDate(row.created_at)!,
-      updated_at: toDate(row.updated_at)!,
-    };
+export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect): ContactsRepo {
+  /** the lists each contact is subscribed to, by contact id */
+  const listsOf = async (ids: number[]) => {
+    const out = new Map<number, string[]>(ids.map((id) => [id, []]));
+    if (ids.length === 0) return out;
+    const rows = await db
+      .selectFrom('notify_list_members')
+      .innerJoin('notify_lists', 'notify_lists.id', 'notify_list_members.list_id')
+      .select(['notify_list_members.contact_id', 'notify_lists.name'])
+      .where('notify_list_members.contact_id', 'in', ids)
+      .where('notify_list_members.status', '=', 'subscribed')
+      .orderBy('notify_lists.name')
+      .execute();
+    for (const r of rows) out.get(Number(r.contact_id))?.push(r.name);
+    return out;
+  };
+  const contactOf = (row: Row, lists: string[]): Contact => ({
+    id: Number(row.id),
+    email: row.email,
+    name: row.name,
+    status: row.status as ContactStatus,
+    unsubscribe_token: row.unsubscribe_token,
+    attributes: parseJson(row.attributes),
+    lists,
+    consent_at: toDate(row.consent_at),
+    consent_source: row.consent_source,
+    created_at: toDate(row.created_at)!,
+    updated_at: toDate(row.updated_at)!,
+  });
+  const toContact = async (row: Row | undefined): Promise<Contact | undefined> => row && contactOf(row, (await listsOf([Number(row.id)])).get(Number(row.id))!);
+  const filtered = (f: ContactFilter) =>
+    db.selectFrom('notify_contacts as c').where((eb) => {
+      const scope = eb as unknown as ContactsScope;
+      const parts: Expression<SqlBool>[] = [];
+      if (f.list !== undefined) parts.push(scope('c.id', 'in', subscribersOf(scope, dialect, f.list)));
+      if (f.status !== undefined) parts.push(scope('c.status', '=', f.status));
+      if (f.search) {
+        parts.push(scope.or([scope(dialect.position(sql.ref('c.email_key'), f.search), '>', 0), scope(dialect.position(dialect.lower(sql.ref('c.name')), f.search), '>', 0)]));
+      }
+      if (f.segment) parts.push(segmentCondition(scope, dialect, f.segment));
+      return scope.and(parts);
+    });
   const byId = (id: number) => db.selectFrom('notify_contacts').selectAll().where('id', '=', id).executeTakeFirst();
 
+  /** the list of that name in any case, created when there is none */
+  const listNamed = async (trx: Kysely<Database>, name: string, now: number) => {
+    const find = () =>
+      trx
+        .selectFrom('notify_lists')
+        .select('id')
+        .where(dialect.lower(sql.ref('name')), '=', name.toLowerCase())
+        .orderBy(sql`case when name = ${name} then 0 else 1 end`)
+        .orderBy('id')
+        .executeTakeFirst();
+    const found = await find();
+    if (found) return found;
+    await trx.insertInto('notify_lists').values({ name, created_at: now }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    return (await find())!;
+  };
+
   return {
+    async page(f, afterId, limit) {
+      const rows = await filtered(f).selectAll('c').where('c.id', '>', afterId).orderBy('c.id').limit(limit).execute();
+      const lists = await listsOf(rows.map((r) => Number(r.id)));
+      return rows.map((r) => contactOf(r, lists.get(Number(r.id))!));
+    },
+    async count(f) {
+      const row = await filtered(f).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
     async upsert(input, now) {
       const id = await db.transaction().execute(async (trx) => {
         const existing = await trx.selectFrom('notify_contacts').selectAll().where('email_key', '=', input.email_key).executeTakeFirst();
@@ -79,8 +124,8 @@ export function createContactsRepo(db: Kysely<Database>): ContactsRepo {
             .execute();
         }
         for (const name of new Set(input.lists ?? [])) {
-          await trx.insertInto('notify_lists').values({ name, created_at: now }).onConflict((oc) => oc.column('name').doNothing()).execute();
-          const list = await trx.selectFrom('notify_lists').select('id').where('name', '=', name).executeTakeFirstOrThrow();
+          const list = await listNamed(trx, name, now);
+          // a member who left this list stays out: only an explicit subscribe brings them back
           await trx
             .insertInto('notify_list_members')
             .values({ list_id: Number(list.id), contact_id: contactId, created_at: now })
@@ -139,12 +184,19 @@ export function createContactsRepo(db: Kysely<Database>): ContactsRepo {
           .values({ token_hash: hashToken(row.unsubscribe_token), email_hash: emailHash, status: row.status, created_at: now })
           .onConflict((oc) => oc.column('token_hash').doNothing())
           .execute();
-        // Sends and events outlive the person for campaign totals, but carry nothing that identifies them.
-        await trx.updateTable('notify_sends').set({ to_email: '', contact_id: null }).where('contact_id', '=', id).execute();
-        await trx.updateTable('notify_events').set({ metadata: '{}', contact_id: null }).where('contact_id', '=', id).execute();
+        // Sends and events outlive the person for campaign totals, but carry nothing that identifies
+        // them: no address, no subject (it may be personalised), no provider error or message id (both
+        // can name the address in the provider's logs), no event metadata (an IP, a user agent).
+        await eraseEvents(trx, id);
+        await trx.updateTable('notify_sends').set({ to_email: '', subject: '', error: null, message_id: null, contact_id: null }).where('contact_id', '=', id).execute();
+        await forgetSuppressedRecipient(trx, id);
+        // memberships, enrollments and the consent columns go with the row (ON DELETE CASCADE)
         await trx.deleteFrom('notify_contacts').where('id', '=', id).execute();
         return true;
       });
     },
+    exportPerson: (id) => personRows(db, id),
+    exportPage: (after, limit, filter) => exportPage(db, after, limit, filter),
+    listId: (name) => listId(db, name),
   };
 }

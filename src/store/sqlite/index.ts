@@ -1,8 +1,8 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
-import type { StoreDialect } from '../dialect.ts';
+import { type Expression, Kysely, type SqlBool, SqliteDialect, sql } from 'kysely';
+import type { JsonMemberConditions, StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 
 interface Shared {
@@ -26,6 +26,8 @@ function connect(path: string): Kysely<Database> {
   sqlite.pragma('foreign_keys = ON');
   // Several processes (worker + server) share one file: wait for the writer instead of failing.
   sqlite.pragma('busy_timeout = 10000');
+  // SQLite's lower() folds ASCII only; searches must fold as the lower-cased term does.
+  sqlite.function('notify_lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v));
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
 }
 
@@ -91,4 +93,29 @@ const queries = {
   jsonRows: (json, columns) => sql`select ${sql.raw(columns.map((c) => `value->>'${c.name}'`).join(', '))} from json_each(${json})`,
   // ->> reads a string member as its text, which is what a JSON text column holds
   jsonRowValue: (value) => JSON.stringify(value),
+  lower: (value) => sql<string>`notify_lower(${value})`,
+  position: (value, part) => sql<number>`instr(${value}, ${part})`,
+  jsonMember: jsonMemberConditions(),
 } satisfies Partial<StoreDialect>;
+
+/**
+ * json_type() tells the member's JSON type (text, integer, real, true, false, null, array, object;
+ * NULL when absent), json_extract() its SQL value. The path quotes the key, which holds neither
+ * a double quote nor a backslash (segments validate names), and is bound like the value.
+ */
+function jsonMemberConditions(): JsonMemberConditions {
+  const path = (key: string) => `$."${key}"`;
+  const type = (column: Expression<unknown>, key: string) => sql`json_type(${column}, ${path(key)})`;
+  const value = (column: Expression<unknown>, key: string) => sql`json_extract(${column}, ${path(key)})`;
+  const typeOf = (v: string | number) => (typeof v === 'number' ? sql`in ('integer', 'real')` : sql`= 'text'`);
+  return {
+    equals: (column, key, v) =>
+      typeof v === 'boolean'
+        ? sql<SqlBool>`(${type(column, key)} = ${v ? 'true' : 'false'})`
+        : sql<SqlBool>`(${type(column, key)} ${typeOf(v)} and ${value(column, key)} = ${v})`,
+    compare: (column, key, op, v) => sql<SqlBool>`(${type(column, key)} ${typeOf(v)} and ${value(column, key)} ${sql.raw(op)} ${v})`,
+    contains: (column, key, v) =>
+      sql<SqlBool>`(case ${type(column, key)} when 'text' then instr(${value(column, key)}, ${v}) > 0 when 'array' then exists (select 1 from json_each(${column}, ${path(key)}) e where e.type = 'text' and e.value = ${v}) else 0 end)`,
+    exists: (column, key) => sql<SqlBool>`(${type(column, key)} is not null)`,
+  };
+}

@@ -1,0 +1,106 @@
+import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { ExportFilter, ExportRow, PersonRows } from '../../core/storage/contacts.ts';
+import type { ContactStatus } from '../../core/types.ts';
+import { parseJson, toDate } from '../rows.ts';
+import type { Database } from '../schema.ts';
+
+/** Whether a membership row counts as "in the list": rows without a per-list status, or subscribed ones. */
+const isMember = (row: Record<string, unknown>) => row.status === undefined || row.status === null || row.status === 'subscribed';
+
+/**
+ * Up to `limit` contacts after id `after`, in id order (keyset: each page costs the same however
+ * deep); `next` is the cursor of the following page, undefined after the last.
+ */
+export async function exportPage(db: Kysely<Database>, after: number, limit: number, filter: ExportFilter): Promise<{ rows: ExportRow[]; next?: number }> {
+  let q = db.selectFrom('notify_contacts').select(['id', 'email', 'name', 'status', 'created_at', 'attributes']).where('id', '>', after);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.list !== undefined) {
+    const list = filter.list;
+    q = q.where((eb) => eb.exists(eb.selectFrom('notify_list_members').selectAll().where('list_id', '=', list).whereRef('contact_id', '=', 'notify_contacts.id')));
+  }
+  const rows = await q.orderBy('id').limit(limit).execute();
+  const lists = await listsOf(db, rows.map((r) => Number(r.id)));
+  const page = rows
+    .map((r) => ({
+      id: Number(r.id),
+      email: r.email,
+      name: r.name,
+      status: r.status as ContactStatus,
+      created_at: toDate(r.created_at)!,
+      attributes: parseJson(r.attributes),
+      lists: (lists.get(Number(r.id)) ?? []).filter(isMember).map((m) => String(m.name)),
+    }))
+    .filter((r) => filter.list === undefined || (lists.get(r.id) ?? []).some((m) => m.list_id === filter.list && isMember(m)));
+  return { rows: page, next: rows.length === limit ? Number(rows[rows.length - 1].id) : undefined };
+}
+
+async function listsOf(db: Kysely<Database>, ids: number[]): Promise<Map<number, Record<string, unknown>[]>> {
+  const out = new Map<number, Record<string, unknown>[]>();
+  if (ids.length === 0) return out;
+  const rows = await db
+    .selectFrom('notify_list_members')
+    .innerJoin('notify_lists', 'notify_lists.id', 'notify_list_members.list_id')
+    .selectAll('notify_list_members')
+    .select('notify_lists.name')
+    .where('notify_list_members.contact_id', 'in', ids)
+    .orderBy('notify_lists.name')
+    .execute();
+  for (const r of rows as Record<string, unknown>[]) {
+    const row = { ...r, list_id: Number(r.list_id), contact_id: Number(r.contact_id) };
+    out.set(row.contact_id, [...(out.get(row.contact_id) ?? []), row]);
+  }
+  return out;
+}
+
+export async function listId(db: Kysely<Database>, name: string): Promise<number | undefined> {
+  const row = await db.selectFrom('notify_lists').select('id').where('name', '=', name).executeTakeFirst();
+  return row && Number(row.id);
+}
+
+/**
+ * Every row that names the person: the contact, memberships, their sends, the events of those sends
+ * or of the contact (a webhook event may carry only one of the two), enrollments with the sequence.
+ */
+export async function personRows(db: Kysely<Database>, id: number): Promise<PersonRows | undefined> {
+  const contact = await db.selectFrom('notify_contacts').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!contact) return undefined;
+  const sends = await db.selectFrom('notify_sends').selectAll().where('contact_id', '=', id).orderBy('id').execute();
+  const events = await db.selectFrom('notify_events').selectAll().where(ofPerson(id)).orderBy('id').execute();
+  const enrollments = await db
+    .selectFrom('notify_enrollments')
+    .innerJoin('notify_sequences', 'notify_sequences.id', 'notify_enrollments.sequence_id')
+    .selectAll('notify_enrollments')
+    .select('notify_sequences.name as sequence')
+    .where('notify_enrollments.contact_id', '=', id)
+    .orderBy('notify_enrollments.id')
+    .execute();
+  return { contact, lists: (await listsOf(db, [id])).get(id) ?? [], sends, events, enrollments };
+}
+
+/** The person's events: by contact, or by one of their sends (a webhook event may carry only one of the two). */
+const ofPerson = (id: number) => (eb: ExpressionBuilder<Database, 'notify_events'>) =>
+  eb.or([eb('contact_id', '=', id), eb('send_id', 'in', eb.selectFrom('notify_sends').select('id').where('contact_id', '=', id))]);
+
+/** Strips the person's events of what identifies them (metadata: an IP, a user agent); run before their sends lose contact_id. */
+export async function eraseEvents(db: Kysely<Database>, id: number): Promise<void> {
+  await db.updateTable('notify_events').set({ metadata: '{}', contact_id: null }).where(ofPerson(id)).execute();
+}
+
+/**
+ * One-off sends that left the person out record them in suppressed_recipients by contact id: the id
+ * is dropped (the entry stays, so the send still shows that a recipient was left out and why).
+ */
+export async function forgetSuppressedRecipient(db: Kysely<Database>, id: number): Promise<void> {
+  const rows = await db.selectFrom('notify_sends').select(['id', 'suppressed_recipients']).where('suppressed_recipients', 'is not', null).execute();
+  for (const row of rows) {
+    const list = parseJsonList(row.suppressed_recipients);
+    if (!list.some((r) => r.contact_id === id)) continue;
+    const kept = list.map((r) => (r.contact_id === id ? { ...r, contact_id: null } : r));
+    await db.updateTable('notify_sends').set({ suppressed_recipients: JSON.stringify(kept) }).where('id', '=', Number(row.id)).execute();
+  }
+}
+
+function parseJsonList(value: unknown): Record<string, unknown>[] {
+  const parsed = typeof value === 'string' ? JSON.parse(value) : value;
+  return Array.isArray(parsed) ? parsed : [];
+}
