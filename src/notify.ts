@@ -13,7 +13,6 @@ import { exportPerson, type PersonData } from './core/person-data.ts';
 import { runDrips } from './core/drip-run.ts';
 import { createDripsService, type EnrollInput, type SequenceInput } from './core/drips.ts';
 import { createEvents, type NotifyEventMap, type NotifyEventName } from './core/events.ts';
-import type { Mailer } from './core/mailer.ts';
 import { type CampaignReport, createStatsService, type ReportOptions } from './core/stats.ts';
 import { type SendInput, sendOne } from './core/send.ts';
 import { newToken } from './core/tokens.ts';
@@ -115,19 +114,16 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
   const config = await loadConfig(overrides, { configFile, envFile, env, cwd });
   const log = logger ?? pino({ level: config.logLevel, name: 'notify' });
   const store = createStore(config.database);
-  let mailer: Mailer | undefined;
   try {
     if (migrate !== false) await store.migrate();
     const secret = config.secret || (await store.meta.getOrSet('secret', newToken() + newToken()));
     const events = createEvents((err, event) => log.error({ err, event }, 'event listener failed'));
     const base = { config, store, events, clock: clock ?? systemClock, log, secret, fetch: fetchImpl ?? globalThis.fetch };
+    const webhook = await resolveWebhookDriver(config, { fetch: base.fetch, now: () => new Date(base.clock.now()), log, cwd: cwd ?? process.cwd() });
     // testMode builds a mailer that only logs: the configured one is never made
-    mailer = createMailer(config, log, { fetch: base.fetch });
-    const ctx: InstanceContext = { ...base, mailer, dispatcher: createDispatcher({ ...base, mailer }, composerFor) };
-    const webhook = await resolveWebhookDriver(config, { fetch: ctx.fetch, now: () => new Date(ctx.clock.now()), log, cwd: cwd ?? process.cwd() });
-    return assemble(ctx, tracking, webhook);
+    const mailer = createMailer(config, log, { fetch: base.fetch });
+    return assemble({ ...base, mailer, dispatcher: createDispatcher({ ...base, mailer }, composerFor) }, tracking, webhook);
   } catch (err) {
-    await mailer?.close?.();
     await store.close();
     throw err;
   }
