@@ -27,7 +27,7 @@ export interface RunOptions {
 /**
  * One run of notify:send-campaign. Rows are claimed (one INSERT per chunk, unique campaign+contact)
  * BEFORE the mailer is called, so reruns and overlapping runs never send twice; each outcome and
- * its counter are written as they happen (grouped over a few milliseconds). Rows a crashed run left
+ * its counter are written as they happen (grouped over up to 20 ms). Rows a crashed run left
  * `sending` past staleLockMinutes become failed/interrupted (at most once: the provider may have
  * taken them). Suppressed audience members get a `suppressed` row and do not use up the batch.
  */

@@ -37,7 +37,7 @@ export interface DripRunOptions {
  *    says `sent` only advances; one left `sending` past staleLockMinutes is marked failed with reason
  *    `interrupted` and not resent (at most once, as notify:send-campaign: the provider may have taken it).
  * 4. Each outcome and its enrollment's transition are written together as the step is delivered
- *    (grouped over a few milliseconds); the transition applies only while the claim token is still
+ *    (grouped over up to 20 ms); the transition applies only while the claim token is still
  *    ours, so a run whose claim was reclaimed changes nothing.
  */
 export async function runDrips(ctx: Context, opts: DripRunOptions = {}): Promise<DripRunDetail> {

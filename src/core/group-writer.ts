@@ -1,7 +1,8 @@
 /**
- * Writes items as they arrive, in groups: the first item after a quiet spell waits `windowMs` for
- * company, and while a write is in progress the next group collects. One write at a time, in
- * order. A crash loses only what arrived in the last few milliseconds.
+ * Writes items as they arrive, in groups: a group is written `windowMs` after its first item (at
+ * once when it reaches `maxGroup`), and items that arrive during a write wait for the next window.
+ * One write at a time, in order. A crash loses only what arrived in the last window;
+ * a fast sender costs at most one write per window, not one per item.
  */
 export interface GroupWriter<T> {
   add(item: T): void;
@@ -11,30 +12,29 @@ export interface GroupWriter<T> {
   drain(): Promise<void>;
 }
 
-export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windowMs: number): GroupWriter<T> {
+export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windowMs: number, maxGroup = 500): GroupWriter<T> {
   let buffer: T[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running: Promise<void> | undefined;
   let failure: { error: unknown } | undefined;
-  const pump = async () => {
-    while (buffer.length > 0 && !failure) {
-      const group = buffer;
-      buffer = [];
-      try {
-        await write(group);
-      } catch (error) {
-        failure = { error };
-      }
-    }
-    running = undefined;
+  const schedule = () => {
+    if (!timer && !running && buffer.length > 0) timer = setTimeout(flush, buffer.length >= maxGroup ? 0 : windowMs);
   };
-  const flush = () => {
+  function flush() {
     clearTimeout(timer);
     timer = undefined;
-    // pump() reaches its first await before returning (the buffer is not empty), so `running` is
-    // set before pump can clear it
-    if (!running && buffer.length > 0) running = pump();
-  };
+    if (running || buffer.length === 0) return;
+    const group = buffer;
+    buffer = [];
+    running = write(group)
+      .catch((error) => {
+        failure ??= { error };
+      })
+      .finally(() => {
+        running = undefined;
+        schedule();
+      });
+  }
   const check = () => {
     if (failure) throw failure.error;
   };
@@ -42,12 +42,18 @@ export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windo
     add(item) {
       if (failure) return;
       buffer.push(item);
-      if (!running && !timer) timer = setTimeout(flush, windowMs);
+      if (buffer.length >= maxGroup && timer) flush();
+      else schedule();
     },
     check,
     async drain() {
-      flush();
-      while (running) await running;
+      for (;;) {
+        if (running) await running;
+        else if (buffer.length > 0 && !failure) flush();
+        else break;
+      }
+      clearTimeout(timer);
+      timer = undefined;
       check();
     },
   };
