@@ -58,6 +58,9 @@ export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<Smt
       });
     },
   });
+  // a sender killed mid-session resets its connection: the sender's failure, not the sink's (the
+  // test judges what arrived); unhandled, smtp-server's 'error' event would end the test process
+  server.on('error', () => {});
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
   return {
