@@ -47,20 +47,20 @@ report({ name: 'per-recipient render after compile', value: med('render'), unit:
 /**
  * notify's per-campaign compile (markdown/Liquid/layout/CSS inlining/text part/tracking rewrite,
  * done once through the dispatcher that campaigns use), then the per-recipient step timed here:
- * values filled in and the complete MIME message assembled (renderOutgoing: what a send costs
+ * values filled in and the complete MIME message assembled (dispatcher.render: what a send costs
  * before the mailer is called).
  */
 async function loadCompiler() {
   const { createNotify } = await import('../src/notify.ts');
-  const { dispatcherFor, renderOutgoing } = await import('../src/core/dispatch.ts');
   const notify = await createNotify({ database: 'sqlite::memory:', configFile: false, env: {}, logLevel: 'silent', mailer: 'log', fromEmail: 'news@example.com', baseUrl: HOST, secret: BENCH_SECRET });
-  const message = await dispatcherFor(notify.context).prepare('c1', { subject: 'This week', html });
+  const message = await notify.context.dispatcher.prepare('c1', { subject: 'This week', html });
   const contact = { id: 1, email: 'reader@example.com', name: 'Reader', status: 'subscribed', unsubscribe_token: newToken(), attributes: {} };
-  const sample = await renderOutgoing(notify.context, message, { send: { id: 1, token: tokens[0] }, contact });
+  const sample = await notify.context.dispatcher.render(message, { send: { id: 1, token: tokens[0] }, contact });
   const body = sample.raw?.toString('latin1') ?? '';
   info('compiled message', `${(body.length / 1024).toFixed(1)} KB MIME per recipient, ${(body.match(/notify\/click\//g) ?? []).length} tracked links (html + text parts)`);
   // the substitution alone (values filled into the compiled parts, no headers, no one-buffer message)
-  const { personalize, encodeValues, pushEncoded } = await import('../src/render/personalize.ts');
+  const { personalize } = await import('../src/render/personalize.ts');
+  const { encodeValues, pushEncoded } = await import('../src/mail/encoded-parts.ts');
   const { scopeSignature: sign } = await import('../src/core/link-refs.ts');
   const substitute = async (token: string) => {
     const p = await personalize(message.compiled, { token, sig: sign(BENCH_SECRET, token, 'c1'), unsubscribeUrl: `${HOST}/notify/unsubscribe/${contact.unsubscribe_token}?s=${token}`, contact });
@@ -71,6 +71,6 @@ async function loadCompiler() {
     return bytes;
   };
   let id = 1;
-  // renderOutgoing is async only for per-recipient Liquid tags; this email has none, so each call resolves at once
-  return { substitute, render: (token: string) => renderOutgoing(notify.context, message, { send: { id: id++, token }, contact }) };
+  // dispatcher.render is async only for per-recipient Liquid tags; this email has none, so each call resolves at once
+  return { substitute, render: (token: string) => notify.context.dispatcher.render(message, { send: { id: id++, token }, contact }) };
 }

@@ -1,8 +1,10 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Clock } from './core/clock.ts';
+import type { Dispatcher } from './core/dispatch.ts';
 import type { NotifyEvents } from './core/events.ts';
-import type { Store } from './store/contract.ts';
+import type { Mailer } from './core/mailer.ts';
+import type { Store } from './core/storage/index.ts';
 
 /** What every part of a running instance shares. Built once in notify.ts. */
 export interface Context {
@@ -15,4 +17,8 @@ export interface Context {
   readonly secret: string;
   /** network access for webhook certificates and confirmations; injectable so tests run offline */
   readonly fetch: typeof fetch;
+  /** the instance's one mailer (one SMTP pool), as the `mailer` option and testMode make it */
+  readonly mailer: Mailer;
+  /** compiles messages once per scope and delivers them through that mailer */
+  readonly dispatcher: Dispatcher;
 }

@@ -7,8 +7,8 @@ import { type Clock, systemClock } from './core/clock.ts';
 import type { RunOptions } from './core/campaign-run.ts';
 import { type CampaignInput, createCampaignsService } from './core/campaigns.ts';
 import { type ContactListQuery, type ContactPage, createContactsService } from './core/contacts.ts';
+import { createDispatcher } from './core/dispatch.ts';
 import { createListsService, type List, type ListInput } from './core/lists.ts';
-import { closeDispatcher } from './core/dispatch.ts';
 import { exportPerson, type PersonData } from './core/person-data.ts';
 import { runDrips } from './core/drip-run.ts';
 import { createDripsService, type EnrollInput, type SequenceInput } from './core/drips.ts';
@@ -29,7 +29,10 @@ import { createTrackingFastPath } from './http/fast-path.ts';
 import { openRoute } from './http/open.ts';
 import { unsubscribeRoute } from './http/unsubscribe.ts';
 import { webhookRoute } from './http/webhook.ts';
+import { createMailer } from './mail/index.ts';
+import { composerFor } from './mail/message.ts';
 import { createViews } from './render/views.ts';
+import type { Store } from './store/contract.ts';
 import { createStore } from './store/index.ts';
 import { type ResolvedDriver, resolveWebhookDriver } from './webhooks/index.ts';
 
@@ -95,8 +98,13 @@ export interface Notify {
   flush(): Promise<void>;
   on<E extends NotifyEventName>(event: E, fn: (payload: NotifyEventMap[E]) => void | Promise<void>): () => void;
   /** internals for the CLI and tests */
-  readonly context: Context;
+  readonly context: InstanceContext;
   close(): Promise<void>;
+}
+
+/** The context as notify.ts builds it: the domain's, with the store's own face (query builder, dialect) for the CLI and tests. */
+export interface InstanceContext extends Context {
+  readonly store: Store;
 }
 
 const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, webhookRoute, adminRoutes, captureRoutes];
@@ -109,24 +117,19 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
   try {
     if (migrate !== false) await store.migrate();
     const secret = config.secret || (await store.meta.getOrSet('secret', newToken() + newToken()));
-    const ctx: Context = {
-      config,
-      store,
-      events: createEvents((err, event) => log.error({ err, event }, 'event listener failed')),
-      clock: clock ?? systemClock,
-      log,
-      secret,
-      fetch: fetchImpl ?? globalThis.fetch,
-    };
-    const webhook = await resolveWebhookDriver(config, { fetch: ctx.fetch, now: () => new Date(ctx.clock.now()), log, cwd: cwd ?? process.cwd() });
-    return assemble(ctx, tracking, webhook);
+    const events = createEvents((err, event) => log.error({ err, event }, 'event listener failed'));
+    const base = { config, store, events, clock: clock ?? systemClock, log, secret, fetch: fetchImpl ?? globalThis.fetch };
+    const webhook = await resolveWebhookDriver(config, { fetch: base.fetch, now: () => new Date(base.clock.now()), log, cwd: cwd ?? process.cwd() });
+    // testMode builds a mailer that only logs: the configured one is never made
+    const mailer = createMailer(config, log, { fetch: base.fetch });
+    return assemble({ ...base, mailer, dispatcher: createDispatcher({ ...base, mailer }, composerFor) }, tracking, webhook);
   } catch (err) {
     await store.close();
     throw err;
   }
 }
 
-function assemble(ctx: Context, tracking?: TrackingRecorderOptions, webhook?: ResolvedDriver): Notify {
+function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webhook?: ResolvedDriver): Notify {
   const contacts = createContactsService(ctx);
   const lists = createListsService(ctx);
   const recorder = createTrackingRecorder(ctx, tracking);
@@ -207,7 +210,7 @@ function assemble(ctx: Context, tracking?: TrackingRecorderOptions, webhook?: Re
       // Buffered tracking events go to the database before it closes.
       await recorder.close();
       for (const fn of closers) await fn().catch((err) => ctx.log.error({ err }, 'close failed'));
-      await closeDispatcher(ctx);
+      await ctx.mailer.close?.();
       await ctx.store.close();
     },
   };

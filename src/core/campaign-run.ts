@@ -1,13 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
-import type { AudienceMember } from '../store/repos/campaigns.ts';
-import { addDelta, type CounterDeltas } from '../store/repos/counters.ts';
-import type { SendOutcome } from '../store/repos/sends.ts';
 import { minutes } from './clock.ts';
-import { type Dispatcher, dispatcherFor, type PreparedMessage } from './dispatch.ts';
-import { type Campaign, type CampaignRunResult, isSuppressedStatus, type SendRecord } from './types.ts';
+import { chunkSize, createDeliveryRun, type Delivered, type DeliveryJob } from './delivery.ts';
+import { addDelta, type CounterDeltas } from './storage/counters.ts';
+import { type Campaign, type CampaignRunResult, isSuppressedStatus, type RecipientContact, type SendRecord } from './types.ts';
 
 export interface RunProgress {
   campaignId: number;
@@ -23,18 +20,16 @@ export interface RunProgress {
 export interface RunOptions {
   /** called after every chunk (and once at the start) */
   onProgress?(p: RunProgress): void;
+  /** send rows claimed per round trip (default 100) */
+  chunkSize?: number;
 }
-
-/** deliveries in flight at once when not throttled; a little above the SMTP pool so it never idles */
-const CONCURRENCY = 8;
-const CHUNK = 100;
 
 /**
  * One run of notify:send-campaign. Rows are claimed (one INSERT per chunk, unique campaign+contact)
- * BEFORE the mailer is called, so reruns and overlapping runs never send twice; outcomes and
- * counters are written per chunk. Rows a crashed run left `sending` past staleLockMinutes become
- * failed/interrupted (at most once: the provider may have taken them). Suppressed audience members get
- * a `suppressed` row and do not use up the batch.
+ * BEFORE the mailer is called, so reruns and overlapping runs never send twice; each outcome and
+ * its counter are written as they happen (grouped over up to 20 ms). Rows a crashed run left
+ * `sending` past staleLockMinutes become failed/interrupted (at most once: the provider may have
+ * taken them). Suppressed audience members get a `suppressed` row and do not use up the batch.
  */
 export async function runCampaign(ctx: Context, campaignId: number, opts: RunOptions = {}): Promise<CampaignRunResult> {
   const campaign = await ctx.store.campaigns.getById(campaignId);
@@ -44,26 +39,25 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   // (failed/interrupted) by the first run after staleLockMinutes, sent campaign or not.
   result.interrupted = await reclaimStale(ctx, campaignId);
   if (result.done) return result;
-  const dispatcher = dispatcherFor(ctx);
-  const message = await dispatcher.prepare(`c${campaignId}`, specOf(campaign));
+  const message = await ctx.dispatcher.prepare(`c${campaignId}`, specOf(campaign));
   if (campaign.status === 'draft') await ctx.store.campaigns.setStatus(campaignId, 'sending', ctx.clock.now());
 
-  const { batchSize, throttleMs } = ctx.config;
-  const chunk = throttleMs > 0 ? Math.max(1, Math.min(CHUNK, Math.floor(60_000 / throttleMs))) : CHUNK;
+  const { batchSize } = ctx.config;
+  const chunk = chunkSize(ctx.config.throttleMs, opts.chunkSize);
   let budget = batchSize;
   let cursor = 0;
   let scanned = 0;
   const expected = opts.onProgress ? Math.min(batchSize, await ctx.store.campaigns.countUnsent(campaign)) : 0;
   const report = () => opts.onProgress?.({ campaignId, expected, budget, sent: result.sent, failed: result.failed, suppressed: result.suppressed });
   report();
-  // Writes that need not hold up sending (outcomes, counters) run behind it, in order; the next
-  // chunk's audience is read while this one is sent. The claim itself is never deferred.
-  const writes = serialWriter();
+  // Outcomes are written behind the sending, as they come; the next chunk's audience is read
+  // while this one is sent. The claim itself is never deferred.
+  const delivery = createDeliveryRun<DeliveryJob>(ctx, { record: (group) => record(ctx, campaignId, group) });
   const nextMembers = (size: number) => (budget > 0 && scanned < batchSize * 20 ? ctx.store.campaigns.unsent(campaign, cursor, size) : Promise.resolve([]));
   let pending = nextMembers(Math.min(chunk, budget));
   for (;;) {
     const members = await pending;
-    writes.check();
+    delivery.check();
     if (members.length === 0) break;
     cursor = members[members.length - 1].id;
     scanned += members.length;
@@ -72,12 +66,12 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
     result.suppressed += mine.length - toSend.length;
     budget -= toSend.length;
     pending = nextMembers(Math.min(chunk, budget));
-    const outcomes = await deliverAll(dispatcher, message, toSend, members, throttleMs);
-    writes.add(() => record(ctx, campaignId, outcomes));
+    const byId = new Map(members.map((m) => [m.id, m]));
+    const outcomes = await delivery.send(toSend.map((row) => ({ message, send: row, contact: byId.get(row.contact_id!) })));
     for (const o of outcomes) result[o.status === 'sent' ? 'sent' : o.status === 'suppressed' ? 'suppressed' : 'failed']++;
     report();
   }
-  await writes.drain();
+  await delivery.drain();
   result.remaining = await ctx.store.campaigns.countUnsent(campaign);
   if (result.remaining === 0) {
     await ctx.store.campaigns.setStatus(campaignId, 'sent', ctx.clock.now());
@@ -115,7 +109,7 @@ async function reclaimStale(ctx: Context, campaignId: number): Promise<number> {
 }
 
 /** Creates this chunk's rows; only the ones this call inserted are ours to send. */
-async function claim(ctx: Context, campaign: Campaign, members: AudienceMember[]): Promise<SendRecord[]> {
+async function claim(ctx: Context, campaign: Campaign, members: RecipientContact[]): Promise<SendRecord[]> {
   const tokens = newTokens(members.length);
   const rows = members.map((m, i) => ({
     token: tokens[i],
@@ -137,24 +131,8 @@ async function claim(ctx: Context, campaign: Campaign, members: AudienceMember[]
   });
 }
 
-async function deliverAll(dispatcher: Dispatcher, message: PreparedMessage, rows: SendRecord[], members: AudienceMember[], throttleMs: number): Promise<SendOutcome[]> {
-  const byId = new Map(members.map((m) => [m.id, m]));
-  const outcomes: SendOutcome[] = new Array(rows.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < rows.length) {
-      const i = next++;
-      const row = rows[i];
-      if (throttleMs > 0 && i > 0) await sleep(throttleMs);
-      outcomes[i] = await dispatcher.deliver(message, { send: row, contact: byId.get(row.contact_id!) });
-    }
-  };
-  await Promise.all(Array.from({ length: throttleMs > 0 ? 1 : Math.min(CONCURRENCY, rows.length) }, worker));
-  return outcomes;
-}
-
-async function record(ctx: Context, campaignId: number, outcomes: SendOutcome[]): Promise<void> {
-  if (outcomes.length === 0) return;
+async function record(ctx: Context, campaignId: number, group: Delivered<DeliveryJob>[]): Promise<void> {
+  const outcomes = group.map((d) => d.outcome);
   const deltas = new Map<number, CounterDeltas>();
   for (const o of outcomes) addDelta(deltas, campaignId, { [o.status]: 1 });
   // outcomes and their counters in one transaction, as the claim: stats never drift after a crash
@@ -162,33 +140,6 @@ async function record(ctx: Context, campaignId: number, outcomes: SendOutcome[])
     await tx.sends.finish(outcomes, ctx.clock.now());
     await tx.counters.add(deltas);
   });
-}
-
-interface SerialWriter {
-  add(fn: () => Promise<void>): void;
-  /** throws the first failed write, so a run stops when the database does */
-  check(): void;
-  drain(): Promise<void>;
-}
-
-function serialWriter(): SerialWriter {
-  let chain: Promise<void> = Promise.resolve();
-  let failure: unknown;
-  const check = () => {
-    if (failure !== undefined) throw failure;
-  };
-  return {
-    add(fn) {
-      chain = chain.then(() => (failure === undefined ? fn() : undefined)).catch((err) => {
-        failure ??= err;
-      });
-    },
-    check,
-    async drain() {
-      await chain;
-      check();
-    },
-  };
 }
 
 /** n send tokens from one random read (the same 128-bit base64url tokens as newToken(), without n syscalls). */

@@ -7,7 +7,7 @@ import type { IssuedLink } from './optin.ts';
 import { requireReferences } from './segment-references.ts';
 import { parseSegment, type Segment } from './segments.ts';
 import { suppressIfChanged } from './suppression.ts';
-import type { ContactFilter } from '../store/repos/contacts.ts';
+import type { ContactFilter } from './storage/contacts.ts';
 import { CONTACT_STATUSES, type Contact, type ContactInput, type ContactStatus, isSuppressedStatus } from './types.ts';
 
 const MAX_ATTRIBUTES_BYTES = 16 * 1024;

@@ -3,16 +3,15 @@ import { trackingHost } from '../config.ts';
 import type { Context } from '../context.ts';
 import { isLeftOut, type SendCategory } from './categories.ts';
 import { isNotifyError, NotifyError } from '../errors.ts';
-import type { Mailer, OutgoingMessage } from '../mail/contract.ts';
-import { createMailer } from '../mail/index.ts';
-import { assembleInto, type Framing, framing, headerBlock } from '../mail/mime.ts';
-import { addressOf } from '../mail/smtp.ts';
-import { type CompiledMessage, compileMessage, createEngines, type Engines, type MessageTemplate } from '../render/compile.ts';
-import { encodeValues, joinParts, type Personalized, personalize, pushEncoded, type Recipient } from '../render/personalize.ts';
-import type { SendOutcome } from '../store/repos/sends.ts';
+import { type CompiledMessage, compileMessage, createEngines, type MessageTemplate } from '../render/compile.ts';
+import { personalize, type Recipient } from '../render/personalize.ts';
+import { classifyFailure, REFUSED } from './failure.ts';
 import { assertHeaderValue, checkHeaders, checkSubject, formatFrom, hasHeader } from './headers.ts';
 import { type LinkScope, scopeSignature } from './link-refs.ts';
 import { storeScopeLinks } from './link-lists.ts';
+import type { ComposerFactory, MessageComposer, OutgoingMessage } from './mailer.ts';
+import type { SendOutcome } from './storage/sends.ts';
+import type { RecipientContact } from './types.ts';
 
 /** A message as a campaign, drip step or one-off describes it. */
 export interface MessageSpec extends MessageTemplate {
@@ -29,17 +28,7 @@ export interface PreparedMessage {
   readonly headers: Readonly<Record<string, string>>;
   /** the caller set its own List-Unsubscribe: notify adds neither header */
   readonly ownListUnsubscribe: boolean;
-  readonly framing: Framing;
-}
-
-/** The contact fields delivery needs (a Contact or an AudienceMember both fit). */
-export interface RecipientContact {
-  id: number;
-  email: string;
-  name: string | null;
-  status: string;
-  unsubscribe_token: string;
-  attributes: Record<string, unknown>;
+  readonly compose: MessageComposer;
 }
 
 export interface DeliveryTarget {
@@ -56,46 +45,31 @@ export interface DeliveryTarget {
 }
 
 export interface Dispatcher {
-  readonly mailer: Mailer;
   /**
    * compiles once per scope and content, storing the scope's link list; memoised unless
    * `cache: false` (one-off sends, whose scope is never seen again)
    */
   prepare(scope: LinkScope, spec: MessageSpec, opts?: { cache?: boolean }): Promise<PreparedMessage>;
   /**
-   * Renders and delivers one message. Never throws for a failed delivery: the outcome says
-   * `failed` (mailer returned false or threw, header injection in a rendered subject) or
-   * `suppressed` (the contact is unsubscribed, bounced or complained). Writes nothing to the store:
-   * the caller records outcomes, in batches (store.sends.finish).
+   * Renders and delivers one message through the instance's mailer. Never throws for a failed
+   * delivery: the outcome says `failed` (the mailer returned false or threw, header injection in a
+   * rendered subject; `transient` when trying again later may succeed) or `suppressed` (the
+   * contact is unsubscribed, bounced or complained). Writes nothing to the store: the caller
+   * records outcomes.
    */
   deliver(message: PreparedMessage, target: DeliveryTarget): Promise<SendOutcome>;
-  close(): Promise<void>;
+  /** everything a delivery does except calling the mailer (benchmarks and tests) */
+  render(message: PreparedMessage, target: DeliveryTarget): Promise<OutgoingMessage>;
 }
+
+export type DispatchContext = Pick<Context, 'config' | 'store' | 'clock' | 'secret' | 'log' | 'mailer'>;
 
 const PREPARED_CACHE = 64;
-const dispatchers = new WeakMap<Context, Dispatcher>();
 
-/** The instance's dispatcher (one mailer, one compile cache), created on first use. */
-export function dispatcherFor(ctx: Context): Dispatcher {
-  let d = dispatchers.get(ctx);
-  if (!d) {
-    d = createDispatcher(ctx);
-    dispatchers.set(ctx, d);
-  }
-  return d;
-}
-
-export async function closeDispatcher(ctx: Context): Promise<void> {
-  const d = dispatchers.get(ctx);
-  dispatchers.delete(ctx);
-  await d?.close();
-}
-
-export function createDispatcher(ctx: Context, mailer?: Mailer): Dispatcher {
+/** Built once per instance by notify.ts: one mailer, one compile cache. */
+export function createDispatcher(ctx: DispatchContext, composerFor: ComposerFactory): Dispatcher {
   const { config } = ctx;
-  let theMailer = mailer;
-  const getMailer = () => (theMailer ??= createMailer(config, ctx.log, { fetch: ctx.fetch }));
-  const engines: Engines = createEngines();
+  const engines = createEngines();
   const host = trackingHost(config);
   const cache = new Map<string, Promise<PreparedMessage>>();
 
@@ -103,25 +77,13 @@ export function createDispatcher(ctx: Context, mailer?: Mailer): Dispatcher {
     const subject = checkSubject(spec.subject);
     const from = formatFrom(spec.fromName ?? config.fromName, spec.fromEmail || config.fromEmail);
     const headers = checkHeaders(spec.headers);
-    const compiled = await compileMessage(
-      {
-        markdownPath: config.markdownPath,
-        viewsPath: config.viewsPath,
-        defaultLayout: config.defaultLayout,
-        host,
-        engines,
-        storeLinks: (s, urls) => storeScopeLinks(ctx, s, urls),
-      },
-      scope,
-      { ...spec, subject },
-    );
-    return { scope, compiled, from: from.header, headers, ownListUnsubscribe: hasHeader(headers, 'List-Unsubscribe'), framing: framing(compiled.hasHtml) };
+    const env = { markdownPath: config.markdownPath, viewsPath: config.viewsPath, defaultLayout: config.defaultLayout, host, engines, storeLinks: (s: string, urls: string[]) => storeScopeLinks(ctx, s, urls) };
+    const compiled = await compileMessage(env, scope, { ...spec, subject });
+    return { scope, compiled, from: from.header, headers, ownListUnsubscribe: hasHeader(headers, 'List-Unsubscribe'), compose: composerFor(compiled.hasHtml) };
   };
+  const render = (message: PreparedMessage, target: DeliveryTarget) => renderFor(ctx, host, message, target);
 
   return {
-    get mailer() {
-      return getMailer();
-    },
     prepare(scope, spec, opts = {}) {
       if (opts.cache === false) return prepare(scope, spec);
       const key = `${scope}:${createHash('sha256').update(JSON.stringify(spec)).digest('base64url')}`;
@@ -138,20 +100,18 @@ export function createDispatcher(ctx: Context, mailer?: Mailer): Dispatcher {
       const { send, contact } = target;
       if (contact && isLeftOut(contact.status, target.category)) return { id: send.id, status: 'suppressed' };
       try {
-        const out = await render(ctx, host, message, target);
-        const result = await getMailer().send(out);
-        if (result === false) return { id: send.id, status: 'failed', error: 'mailer returned false' };
+        const out = await render(message, target);
+        const result = await ctx.mailer.send(out);
+        if (result === false) return { id: send.id, status: 'failed', error: REFUSED.reason, transient: REFUSED.transient };
         const messageId = (typeof result === 'object' && result?.messageId) || out.messageId || null;
         return { id: send.id, status: 'sent', message_id: messageId };
       } catch (err) {
-        if (!isNotifyError(err)) ctx.log.warn({ err, sendId: send.id }, 'delivery failed');
-        const reason = isNotifyError(err) ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
-        return { id: send.id, status: 'failed', error: reason.slice(0, 500) };
+        const failure = classifyFailure(err);
+        if (!isNotifyError(err)) ctx.log.warn({ err, sendId: send.id, transient: failure.transient }, 'delivery failed');
+        return { id: send.id, status: 'failed', error: failure.reason, transient: failure.transient };
       }
     },
-    async close() {
-      await theMailer?.close?.();
-    },
+    render,
   };
 }
 
@@ -160,15 +120,8 @@ export function contactVars(c: RecipientContact): Record<string, unknown> {
   return { id: c.id, email: c.email, name: c.name ?? '', attributes: c.attributes ?? {} };
 }
 
-/**
- * Everything a delivery does except calling the mailer: per-recipient values, headers and the
- * complete MIME message (exported for benchmarks and tests).
- */
-export async function renderOutgoing(ctx: Pick<Context, 'config' | 'secret' | 'clock'>, message: PreparedMessage, target: DeliveryTarget): Promise<OutgoingMessage> {
-  return render(ctx, trackingHost(ctx.config), message, target);
-}
-
-async function render(ctx: Pick<Context, 'secret' | 'clock'>, host: string, message: PreparedMessage, target: DeliveryTarget): Promise<OutgoingMessage> {
+/** Per-recipient values and headers, then the mail layer's composer builds the message. */
+async function renderFor(ctx: Pick<Context, 'secret' | 'clock'>, host: string, message: PreparedMessage, target: DeliveryTarget): Promise<OutgoingMessage> {
   const { send, contact } = target;
   const to = target.to ?? (contact ? [contact.email] : []);
   const cc = target.cc ?? [];
@@ -181,46 +134,12 @@ async function render(ctx: Pick<Context, 'secret' | 'clock'>, host: string, mess
     unsubscribeUrl: single ? `${host}/notify/unsubscribe/${contact!.unsubscribe_token}?s=${send.token}` : '',
     contact: contact ? contactVars(contact) : undefined,
   };
-  const p = await personalize(message.compiled, recipient);
-  assertHeaderValue('subject', p.subject);
+  const content = await personalize(message.compiled, recipient);
+  assertHeaderValue('subject', content.subject);
   const headers: Record<string, string> = { ...message.headers };
   if (single && !message.ownListUnsubscribe && target.category !== 'transactional') {
     headers['List-Unsubscribe'] = `<${recipient.unsubscribeUrl}>`;
     headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
   }
-  const messageId = `<${send.token}@${domainOf(message.from)}>`;
-  const head = headerBlock({ from: message.from, to, cc, subject: p.subject, date: ctx.clock.now(), messageId, headers });
-  const textValues = encodeValues(recipient, p.textValues);
-  const html = p.variant.html;
-  const raw = assembleInto(
-    head,
-    message.framing,
-    (list) => pushEncoded(list, p.variant.text, textValues),
-    html && ((list) => pushEncoded(list, html, p.htmlValues === p.textValues ? textValues : encodeValues(recipient, p.htmlValues, textValues))),
-  );
-  return outgoing(message, p, { to, cc, bcc, headers, messageId, raw });
-}
-
-/** html and text are joined only if a custom mailer reads them; the built-in ones send `raw`. */
-function outgoing(message: PreparedMessage, p: Personalized, m: Pick<OutgoingMessage, 'to' | 'cc' | 'bcc' | 'headers' | 'messageId' | 'raw'>): OutgoingMessage {
-  let html: string | undefined;
-  let text: string | undefined;
-  return {
-    from: message.from,
-    subject: p.subject,
-    sendToken: p.recipient.token,
-    ...m,
-    get html() {
-      if (html === undefined && p.variant.html) html = joinParts(p.variant.html, p.recipient, p.htmlValues);
-      return html;
-    },
-    get text() {
-      return (text ??= joinParts(p.variant.text, p.recipient, p.textValues));
-    },
-  };
-}
-
-function domainOf(from: string): string {
-  const addr = addressOf(from);
-  return addr.slice(addr.lastIndexOf('@') + 1) || 'notify';
+  return message.compose({ from: message.from, to, cc, bcc, subject: content.subject, date: ctx.clock.now(), headers, sendToken: send.token, content });
 }

@@ -1,10 +1,10 @@
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import type { ContentInput } from '../render/source.ts';
-import type { NewStep } from '../store/repos/sequences.ts';
 import { minutes } from './clock.ts';
 import { createContactsService } from './contacts.ts';
 import { checkMessage, optionalString } from './message-input.ts';
+import type { NewStep } from './storage/sequences.ts';
 import { type Enrollment, isSuppressedStatus, type Sequence } from './types.ts';
 
 export interface StepInput extends ContentInput {
@@ -47,12 +47,7 @@ export function createDripsService(ctx: Context): DripsService {
   return {
     async createSequence(input) {
       const { name, steps } = validateSequence(ctx, input);
-      try {
-        return await ctx.store.sequences.create(name, steps, ctx.clock.now());
-      } catch (err) {
-        if (ctx.store.dialect.isUniqueViolation(err)) throw new NotifyError('DUPLICATE', `A sequence named ${JSON.stringify(name)} already exists`, { field: 'name', name });
-        throw err;
-      }
+      return ctx.store.sequences.create(name, steps, ctx.clock.now());
     },
     getSequence,
     async enroll(input) {
@@ -67,14 +62,7 @@ export function createDripsService(ctx: Context): DripsService {
         throw new NotifyError('SUPPRESSED', `Contact ${contact.id} is ${contact.status}; a suppressed contact cannot be enrolled`, { contactId: contact.id, status: contact.status });
       }
       const now = ctx.clock.now();
-      try {
-        return await ctx.store.enrollments.create({ sequence_id: sequence.id, contact_id: contact.id, next_send_at: now + minutes(sequence.steps[0].delay_minutes) }, now);
-      } catch (err) {
-        if (ctx.store.dialect.isUniqueViolation(err)) {
-          throw new NotifyError('DUPLICATE', `Contact ${contact.id} is already enrolled in sequence ${JSON.stringify(sequence.name)}`, { contactId: contact.id, sequenceId: sequence.id });
-        }
-        throw err;
-      }
+      return ctx.store.enrollments.create({ sequence_id: sequence.id, contact_id: contact.id, next_send_at: now + minutes(sequence.steps[0].delay_minutes) }, now);
     },
     async getEnrollment(id) {
       if (!Number.isSafeInteger(id) || id < 1) return undefined;

@@ -1,9 +1,9 @@
 import type { Context } from '../context.ts';
 import { whereToSet } from '../config.ts';
 import { isNotifyError, NotifyError } from '../errors.ts';
-import type { Mailer } from '../mail/contract.ts';
 import type { Views } from '../render/views.ts';
 import { formatFrom } from './headers.ts';
+import type { Mailer } from './mailer.ts';
 import { newToken } from './tokens.ts';
 
 export interface ConfirmationEmail {
@@ -24,7 +24,7 @@ export type SendConfirmation = (email: ConfirmationEmail, views: Views) => Promi
  * Throws MAILER_FAILED when the mailer threw or refused, MISSING_SENDER / CONFIG_INVALID when no
  * usable from address is configured.
  */
-export function createConfirmationSender(ctx: Pick<Context, 'config'>, mailer: () => Mailer): SendConfirmation {
+export function createConfirmationSender(ctx: Pick<Context, 'config' | 'mailer'>): SendConfirmation {
   return async (email, views) => {
     const subject = email.resubscribe ? 'Confirm that you want to subscribe again' : 'Please confirm your subscription';
     const from = sender(ctx.config);
@@ -33,7 +33,7 @@ export function createConfirmationSender(ctx: Pick<Context, 'config'>, mailer: (
     const text = await views.render('notify/emails/subscribe_confirm_text', data);
     let result: Awaited<ReturnType<Mailer['send']>>;
     try {
-      result = await mailer().send({ from, to: [email.to], subject, html, text, headers: {}, sendToken: newToken() });
+      result = await ctx.mailer.send({ from, to: [email.to], subject, html, text, headers: {}, sendToken: newToken() });
     } catch (err) {
       throw new NotifyError('MAILER_FAILED', `Confirmation email to ${email.to} failed: ${(err as Error).message}`, {}, { cause: err });
     }

@@ -3,7 +3,8 @@ import { NotifyError } from '../errors.ts';
 import { type ContentInput, checkContent } from '../render/source.ts';
 import { isLeftOut, SEND_CATEGORIES, type SendCategory } from './categories.ts';
 import { createContactsService } from './contacts.ts';
-import { dispatcherFor } from './dispatch.ts';
+import { createDeliveryRun, type Delivered, type DeliveryJob } from './delivery.ts';
+import type { PreparedMessage } from './dispatch.ts';
 import { emailKey, normalizeEmail } from './email.ts';
 import { checkHeaders, checkSubject, formatFrom } from './headers.ts';
 import { newToken } from './tokens.ts';
@@ -81,21 +82,26 @@ export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecor
     },
     now,
   );
-  const dispatcher = dispatcherFor(ctx);
-  let outcome: Awaited<ReturnType<typeof dispatcher.deliver>>;
+  const spec = { subject, html: input.html, markdown: input.markdown, markdownFile: input.markdownFile, text: input.text, layout: input.layout, data: input.data, headers: input.headers, fromName: input.fromName, fromEmail: input.fromEmail };
+  let message: PreparedMessage;
   try {
-    const message = await dispatcher.prepare(
-      `m${row.id}`,
-      { subject, html: input.html, markdown: input.markdown, markdownFile: input.markdownFile, text: input.text, layout: input.layout, data: input.data, headers: input.headers, fromName: input.fromName, fromEmail: input.fromEmail },
-      { cache: false },
-    );
-    outcome = await dispatcher.deliver(message, { send: row, contact, to: liveTo, cc: liveCc, bcc: liveBcc, category });
+    message = await ctx.dispatcher.prepare(`m${row.id}`, spec, { cache: false });
   } catch (err) {
+    // the caller hears why (a template that does not render); the row says failed
     await ctx.store.sends.finish([{ id: row.id, status: 'failed', error: String((err as Error).message).slice(0, 500) }], ctx.clock.now());
     throw err;
   }
-  await ctx.store.sends.finish([outcome], ctx.clock.now());
+  const delivery = createDeliveryRun<DeliveryJob>(ctx, { record: (group) => finish(ctx, group) });
+  await delivery.send([{ message, send: row, contact, to: liveTo, cc: liveCc, bcc: liveBcc, category }]);
+  await delivery.drain();
   return (await ctx.store.sends.getById(row.id))!;
+}
+
+async function finish(ctx: Context, group: Delivered<DeliveryJob>[]): Promise<void> {
+  await ctx.store.sends.finish(
+    group.map((d) => d.outcome),
+    ctx.clock.now(),
+  );
 }
 
 type Field = SuppressedRecipient['field'];

@@ -1,6 +1,6 @@
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
-import type { CampaignWithCounters, SequenceRow } from '../store/repos/stats.ts';
+import type { CampaignWithCounters, SequenceRow } from './storage/stats.ts';
 import type { CampaignStats } from './types.ts';
 
 /** Unique human engagement: sends with at least one open (click) that was not labelled a machine. */

@@ -1,6 +1,6 @@
 import type { Context } from '../context.ts';
-import type { StoreTx } from '../store/contract.ts';
-import type { CounterName } from '../store/repos/counters.ts';
+import type { CounterName } from './storage/counters.ts';
+import type { StoreTx } from './storage/index.ts';
 import type { Contact, ContactStatus } from './types.ts';
 
 export type SuppressReason = 'unsubscribed' | 'bounced' | 'complained';

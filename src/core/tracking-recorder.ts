@@ -1,8 +1,8 @@
 import type { Context } from '../context.ts';
-import type { TrackedEvent } from '../store/repos/tracking-batches.ts';
 import { classifyEngagement } from './engagement.ts';
+import type { TrackedEvent } from './storage/tracking-batches.ts';
 
-export type { TrackedEvent } from '../store/repos/tracking-batches.ts';
+export type { TrackedEvent } from './storage/tracking-batches.ts';
 
 /**
  * Group commit for opens and clicks. A tracking request only pushes its event into memory and

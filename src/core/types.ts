@@ -31,6 +31,11 @@ export interface Contact {
   updated_at: Date;
 }
 
+/** The contact fields delivery needs (what an audience read and a drip run load); a Contact fits. */
+export interface RecipientContact extends Pick<Contact, 'id' | 'email' | 'name' | 'unsubscribe_token' | 'attributes'> {
+  status: string;
+}
+
 export interface ContactInput {
   email: string;
   name?: string | null;

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Context } from '../context.ts';
-import type { StoreTx } from '../store/contract.ts';
 import type { ParsedWebhookEvent } from '../webhooks/contract.ts';
 import { emailKey } from './email.ts';
+import type { StoreTx } from './storage/index.ts';
 import { emitSuppressed, type SuppressOptions, type SuppressReason, suppressInTransaction } from './suppression.ts';
 import type { Contact, SendRecord } from './types.ts';
 

@@ -29,6 +29,12 @@ function noDelaySocket(options: { host?: string; port?: number }, callback: (err
   });
 }
 
+/** nodemailer's pool reports a connection closed under a message without an error code; give it one. */
+function withConnectionCode(err: unknown): never {
+  if (err instanceof Error && !('code' in err) && /connection was closed/i.test(err.message)) Object.assign(err, { code: 'ECONNECTION' });
+  throw err;
+}
+
 /**
  * `smtp://user:pass@host:port` or `smtps://...`; query options: `maxConnections` (default 5),
  * `rejectUnauthorized=false` for self-signed test servers. Connections are pooled and reused across
@@ -51,6 +57,11 @@ export function createSmtpMailer(url: string): Mailer {
     auth: parsed.username ? { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } : undefined,
     maxConnections: Number(q.get('maxConnections')) || 5,
     maxMessages: Number.POSITIVE_INFINITY,
+    // A message whose connection closes under it fails (a connection error, so transient) instead of
+    // going out again on another connection: the server may already have taken it, and with
+    // nodemailer's default (requeue without limit) a server that drops every connection makes the
+    // send wait for ever.
+    maxRequeues: 0,
     tls: q.get('rejectUnauthorized') === 'false' ? { rejectUnauthorized: false } : undefined,
     getSocket: noDelaySocket,
   } as Parameters<typeof nodemailer.createTransport>[0]);
@@ -58,9 +69,10 @@ export function createSmtpMailer(url: string): Mailer {
     name: 'smtp',
     async send(m) {
       const envelope = envelopeOf(m);
-      const info = m.raw
-        ? await transport.sendMail({ envelope, raw: m.raw })
-        : await transport.sendMail({ envelope, from: m.from, to: m.to, cc: m.cc, subject: m.subject, html: m.html, text: m.text, headers: m.headers });
+      const info = await (m.raw
+        ? transport.sendMail({ envelope, raw: m.raw })
+        : transport.sendMail({ envelope, from: m.from, to: m.to, cc: m.cc, subject: m.subject, html: m.html, text: m.text, headers: m.headers })
+      ).catch(withConnectionCode);
       if (info.rejected?.length && info.accepted?.length === 0) return false;
       return { messageId: m.messageId ?? info.messageId };
     },

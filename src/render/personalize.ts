@@ -1,4 +1,3 @@
-import { qpEncode, qpSpliceValue } from '../mail/encoding.ts';
 import type { CompiledMessage, Variant } from './compile.ts';
 import { escapeHtml, renderSync, unescapeHtml } from './liquid.ts';
 import { type Part, SIG, TOKEN, UNSUB } from './tracking-rewrite.ts';
@@ -64,41 +63,5 @@ export function joinParts(parts: Part[], r: Recipient, values: string[]): string
   return out;
 }
 
-/** Per-recipient values by position: 0 token, 1 sig, 2 unsubscribe URL, 3+i slot i. */
-const position = (p: number) => (p < 0 ? -p - 1 : p + 3);
-
-/**
- * The recipient's values, quoted-printable encoded once each (a token appears in every link, so
- * encoding per occurrence would cost more than the rest of the message). `shared` reuses the token,
- * signature and unsubscribe encodings of the other part.
- */
-export function encodeValues(r: Recipient, slotValues: string[], shared?: Buffer[]): Buffer[] {
-  const out: Buffer[] = new Array(3 + slotValues.length);
-  out[0] = shared ? shared[0] : qpSpliceValue(r.token);
-  out[1] = shared ? shared[1] : qpSpliceValue(r.sig);
-  out[2] = shared ? shared[2] : qpSpliceValue(r.unsubscribeUrl);
-  for (let i = 0; i < slotValues.length; i++) out[3 + i] = qpSpliceValue(slotValues[i]);
-  return out;
-}
-
-const encoded = new WeakMap<Part[], (Buffer | number)[]>();
-
-/**
- * Appends the part's quoted-printable pieces to `into`: literal text encoded once per compiled
- * message, values from `values` (see encodeValues). Returns the bytes appended.
- */
-export function pushEncoded(into: Buffer[], parts: Part[], values: Buffer[]): number {
-  let pre = encoded.get(parts);
-  if (!pre) {
-    pre = parts.map((p) => (typeof p === 'string' ? qpEncode(p, true) : position(p)));
-    encoded.set(parts, pre);
-  }
-  let bytes = 0;
-  for (let i = 0; i < pre.length; i++) {
-    const p = pre[i];
-    const b = typeof p === 'number' ? values[p] : p;
-    into.push(b);
-    bytes += b.length;
-  }
-  return bytes;
-}
+/** Where a part's value sits among a recipient's values: 0 token, 1 sig, 2 unsubscribe URL, 3+i slot i. */
+export const valueIndex = (p: number) => (p < 0 ? -p - 1 : p + 3);

@@ -49,7 +49,7 @@ export function createStore(url: string): Store {
     rateLimits: createRateLimitsRepo(db),
     sends: createSendsRepo(db),
     webhookReceipts: createWebhookReceiptsRepo(db),
-    sequences: createSequencesRepo(db),
+    sequences: createSequencesRepo(db, dialect),
     transaction: (fn) =>
       db.transaction().execute((trx) =>
         fn({

@@ -6,6 +6,8 @@ export interface SinkMessage {
   envelope: { from: string; to: string[] };
   raw: Buffer;
   parsed: ParsedMail;
+  /** performance.now() when the end of DATA arrived (spacing between deliveries) */
+  at: number;
 }
 
 export interface SmtpSink {
@@ -14,8 +16,8 @@ export interface SmtpSink {
   messages: SinkMessage[];
   /** resolves when at least n messages arrived (rejects after timeoutMs) */
   waitFor(n: number, timeoutMs?: number): Promise<void>;
-  /** rejects the next `count` messages with a 5xx */
-  failNext(count: number): void;
+  /** rejects the next `count` messages after DATA, with `reply` (default `550 rejected by test sink`) */
+  failNext(count: number, reply?: string): void;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export interface SmtpSink {
 export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<SmtpSink> {
   const messages: SinkMessage[] = [];
   let failures = 0;
+  let failReply = '';
   const waiters: { n: number; resolve: () => void }[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -33,10 +36,13 @@ export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<Smt
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', async () => {
+        const at = performance.now();
         if (failures > 0) {
           failures--;
-          const err = new Error('550 rejected by test sink') as Error & { responseCode: number };
-          err.responseCode = 550;
+          // smtp-server writes `<responseCode> <message>`
+          const [code, ...words] = failReply.split(' ');
+          const err = new Error(words.join(' ')) as Error & { responseCode: number };
+          err.responseCode = Number(code);
           return callback(err);
         }
         const raw = Buffer.concat(chunks);
@@ -45,12 +51,16 @@ export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<Smt
           envelope: { from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address) },
           raw,
           parsed,
+          at,
         });
         for (const w of waiters.filter((w) => messages.length >= w.n)) w.resolve();
         callback();
       });
     },
   });
+  // a sender killed mid-session resets its connection: the sender's failure, not the sink's (the
+  // test judges what arrived); unhandled, smtp-server's 'error' event would end the test process
+  server.on('error', () => {});
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
   return {
@@ -70,8 +80,9 @@ export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<Smt
         });
       });
     },
-    failNext(count) {
+    failNext(count, reply = '550 rejected by test sink') {
       failures = count;
+      failReply = reply;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

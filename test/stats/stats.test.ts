@@ -5,7 +5,7 @@ import { BUCKETS, createStatsService, pickBucket } from '../../src/core/stats.ts
 import { newToken } from '../../src/core/tokens.ts';
 import { isNotifyError } from '../../src/errors.ts';
 import type { Notify } from '../../src/notify.ts';
-import type { EventRow } from '../../src/store/repos/events.ts';
+import type { EventRow } from '../../src/core/storage/events.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 9, 0);

@@ -1,5 +1,4 @@
 import { createContactsService } from '../../core/contacts.ts';
-import { dispatcherFor } from '../../core/dispatch.ts';
 import { createOptin } from '../../core/optin.ts';
 import { createConfirmationSender } from '../../core/optin-mail.ts';
 import type { RouteModule } from '../app.ts';
@@ -18,7 +17,7 @@ export const captureRoutes: RouteModule = (app, parts) => {
   const { views } = parts;
   const contacts = createContactsService(ctx);
   // the instance's one mailer (one SMTP pool), as the `mailer` option and testMode make it
-  const optin = createOptin(ctx, views, createConfirmationSender(ctx, () => dispatcherFor(ctx).mailer));
+  const optin = createOptin(ctx, views, createConfirmationSender(ctx));
   const deps = {
     ctx,
     contacts,

@@ -1,5 +1,5 @@
 import type { Clock } from '../../core/clock.ts';
-import type { Store } from '../../store/contract.ts';
+import type { Store } from '../../core/storage/index.ts';
 import { decide, type LimiterStore } from './contract.ts';
 
 const PURGE_EVERY = 500;

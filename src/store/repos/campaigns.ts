@@ -1,55 +1,11 @@
 import type { Expression, Kysely, Selectable, SqlBool } from 'kysely';
 import { parseSegment, type Segment } from '../../core/segments.ts';
+import type { AudienceOf, CampaignsRepo } from '../../core/storage/campaigns.ts';
 import { type Campaign, type CampaignStatus, NOT_OPTED_IN_STATUSES } from '../../core/types.ts';
 import type { StoreDialect } from '../dialect.ts';
 import { layoutColumn, layoutOf, parseJson, toDate } from '../rows.ts';
 import type { CampaignsTable, Database } from '../schema.ts';
 import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
-
-export interface NewCampaign {
-  name: string | null;
-  subject: string;
-  html: string | null;
-  markdown: string | null;
-  markdown_file: string | null;
-  text: string | null;
-  layout: string | false | null;
-  /** id of an existing list */
-  list_id: number | null;
-  /** a validated segment */
-  segment: Segment | null;
-  from_name: string | null;
-  from_email: string | null;
-  data: Record<string, unknown>;
-  headers: Record<string, string>;
-}
-
-type AudienceOf = Pick<Campaign, 'id' | 'list' | 'segment'>;
-
-/** A contact of a campaign's audience, with what rendering and suppression need. */
-export interface AudienceMember {
-  id: number;
-  email: string;
-  name: string | null;
-  status: string;
-  unsubscribe_token: string;
-  attributes: Record<string, unknown>;
-}
-
-export interface CampaignsRepo {
-  create(input: NewCampaign, now: number): Promise<Campaign>;
-  getById(id: number): Promise<Campaign | undefined>;
-  setStatus(id: number, status: CampaignStatus, now: number): Promise<void>;
-  /**
-   * Audience members (the campaign's list's subscribers, or every contact; narrowed by its
-   * segment) without a send row for the campaign, ordered by id after `afterId`. Contacts that
-   * never opted in (`pending` double opt-in, `transactional`) are not part of an audience.
-   */
-  unsent(campaign: AudienceOf, afterId: number, limit: number): Promise<AudienceMember[]>;
-  countUnsent(campaign: AudienceOf): Promise<number>;
-  /** ids of the campaigns in a status, oldest first (the worker continues those `sending`) */
-  idsWithStatus(status: CampaignStatus): Promise<number[]>;
-}
 
 type Row = Selectable<CampaignsTable> & { list_name: string | null };
 

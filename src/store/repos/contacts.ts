@@ -1,71 +1,12 @@
 import { type Expression, type Kysely, type Selectable, type SqlBool, sql } from 'kysely';
-import type { SegmentNode } from '../../core/segments.ts';
+import type { ContactFilter, ContactsRepo } from '../../core/storage/contacts.ts';
 import { hashToken } from '../../core/tokens.ts';
 import type { Contact, ContactStatus } from '../../core/types.ts';
-import { parseJson, toDate } from '../rows.ts';
 import type { StoreDialect } from '../dialect.ts';
+import { parseJson, toDate } from '../rows.ts';
 import type { ContactsTable, Database } from '../schema.ts';
 import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
-import type { AudienceMember } from './campaigns.ts';
-import { eraseEvents, type ExportFilter, type ExportRow, exportPage, forgetSuppressedRecipient, listId, type PersonRows, personRows } from './person-data.ts';
-
-export interface ContactWrite {
-  email: string;
-  email_key: string;
-  name?: string | null;
-  attributes?: Record<string, unknown>;
-  status?: ContactStatus;
-  /** status for a contact created now, when no explicit status is given */
-  initialStatus: ContactStatus;
-  /** statuses of an existing contact replaced by initialStatus when no explicit status is given */
-  lift?: readonly ContactStatus[];
-  unsubscribe_token: string;
-  lists?: string[];
-  consent?: { at: number; source: string | null; ip: string | null };
-  /** a double opt-in link that was emailed (hash of its token, when it was sent) */
-  confirmation?: { tokenHash: string; at: number };
-}
-
-/** Which contacts contacts.list and contacts.count look at; every part narrows. */
-export interface ContactFilter {
-  /** subscribed to the list of that name */
-  list?: string;
-  status?: ContactStatus;
-  /** already lower-cased: a part of the email or the name, as plain text */
-  search?: string;
-  segment?: SegmentNode;
-}
-
-export interface ContactsRepo {
-  /** a page in id order after `afterId` */
-  page(filter: ContactFilter, afterId: number, limit: number): Promise<Contact[]>;
-  count(filter: ContactFilter): Promise<number>;
-  /**
-   * Inserts or updates by email_key, in one transaction; attributes merge, lists are added; the status
-   * changes only when given, or when the stored one is in `lift`.
-   */
-  upsert(input: ContactWrite, now: number): Promise<Contact>;
-  getById(id: number): Promise<Contact | undefined>;
-  getByEmailKey(emailKey: string): Promise<Contact | undefined>;
-  getByUnsubscribeToken(token: string): Promise<Contact | undefined>;
-  /** the status the address had when it was erased, if it was erased */
-  tombstoneForToken(tokenHash: string): Promise<{ status: string } | undefined>;
-  tombstoneForEmail(emailHash: string): Promise<{ status: string } | undefined>;
-  setStatus(id: number, status: ContactStatus, now: number): Promise<void>;
-  /** sets status unless the contact already has it; true when this call changed it (race-free "first one wins") */
-  changeStatus(id: number, status: ContactStatus, now: number): Promise<boolean>;
-  /** what delivery needs of several contacts at once (drip runs), by id */
-  recipients(ids: number[]): Promise<Map<number, AudienceMember>>;
-  /** statuses of the given email keys that exist (suppression check at dispatch) */
-  statusesByEmailKey(keys: string[]): Promise<Map<string, { id: number; status: string }>>;
-  /** deletes the person's data, keeping only hashes (tombstone) and anonymous send rows for campaign totals */
-  erase(id: number, emailHash: string, now: number): Promise<boolean>;
-  /** every stored row that names the person (GDPR access) */
-  exportPerson(id: number): Promise<PersonRows | undefined>;
-  /** one keyset page of contacts for the CSV export */
-  exportPage(after: number, limit: number, filter: ExportFilter): Promise<{ rows: ExportRow[]; next?: number }>;
-  listId(name: string): Promise<number | undefined>;
-}
+import { eraseEvents, exportPage, forgetSuppressedRecipient, listId, personRows } from './person-data.ts';
 
 type Row = Selectable<ContactsTable>;
 

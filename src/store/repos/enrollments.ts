@@ -1,44 +1,10 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
+import type { EnrollmentsRepo, Settlement } from '../../core/storage/enrollments.ts';
 import type { Enrollment, EnrollmentStatus } from '../../core/types.ts';
 import type { StoreDialect } from '../dialect.ts';
 import { toDate } from '../rows.ts';
 import type { Database, EnrollmentsTable } from '../schema.ts';
-
-/** An enrollment this run claimed: its claim token is the proof, checked by settle(). */
-export interface ClaimedEnrollment extends Enrollment {
-  claim_token: string;
-}
-
-/** Where a claimed enrollment goes when its run is done with it. */
-export interface Settlement {
-  id: number;
-  status: Exclude<EnrollmentStatus, 'processing'>;
-  step_index: number;
-  next_send_at: number | null;
-  attempts: number;
-  last_error: string | null;
-}
-
-export interface EnrollmentsRepo {
-  /** a new `active` enrollment; a second one for the same sequence and contact is a unique violation */
-  create(row: { sequence_id: number; contact_id: number; next_send_at: number }, now: number): Promise<Enrollment>;
-  getById(id: number): Promise<Enrollment | undefined>;
-  /** active and processing enrollments of the contact become cancelled; returns how many */
-  cancelForContact(contactId: number, now: number): Promise<number>;
-  /** `processing` enrollments claimed before `olderThan` (a crashed or killed run) go back to `active` */
-  reclaimStale(olderThan: number, now: number): Promise<number>;
-  /**
-   * Up to `limit` due `active` enrollments become `processing` under `claimToken`, atomically:
-   * PostgreSQL skips rows another run is claiming (FOR UPDATE SKIP LOCKED), SQLite has one writer.
-   * Contacts still `pending` double opt-in wait (their steps stay due until they confirm).
-   */
-  claimDue(now: number, limit: number, claimToken: string): Promise<ClaimedEnrollment[]>;
-  /**
-   * Applies settlements, each only while the enrollment is still `processing` under `claimToken`:
-   * a run whose claim was reclaimed (or cancelled) meanwhile changes nothing. Returns the ids changed.
-   */
-  settle(claimToken: string, settlements: Settlement[], now: number): Promise<Set<number>>;
-}
+import { refuseDuplicate } from '../unique.ts';
 
 type Row = Selectable<EnrollmentsTable>;
 
@@ -58,12 +24,14 @@ export function toEnrollment(r: Row): Enrollment {
 export function createEnrollmentsRepo(db: Kysely<Database>, dialect: StoreDialect): EnrollmentsRepo {
   return {
     async create(row, now) {
-      const r = await db
-        .insertInto('notify_enrollments')
-        .values({ ...row, status: 'active', step_index: 0, attempts: 0, created_at: now, updated_at: now })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return toEnrollment(r);
+      const insert = () =>
+        db
+          .insertInto('notify_enrollments')
+          .values({ ...row, status: 'active', step_index: 0, attempts: 0, created_at: now, updated_at: now })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+      const { contact_id: contactId, sequence_id: sequenceId } = row;
+      return toEnrollment(await refuseDuplicate(dialect, insert, `Contact ${contactId} is already enrolled in sequence ${sequenceId}`, { contactId, sequenceId }));
     },
     async getById(id) {
       const r = await db.selectFrom('notify_enrollments').selectAll().where('id', '=', id).executeTakeFirst();

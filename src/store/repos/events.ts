@@ -1,12 +1,6 @@
-import type { Insertable, Kysely } from 'kysely';
-import type { Database, EventsTable } from '../schema.ts';
-
-export type EventRow = Omit<Insertable<EventsTable>, 'metadata' | 'id'> & { metadata?: Record<string, unknown> };
-
-export interface EventsRepo {
-  /** one multi-row INSERT */
-  insertMany(rows: EventRow[]): Promise<void>;
-}
+import type { Kysely } from 'kysely';
+import type { EventsRepo } from '../../core/storage/events.ts';
+import type { Database } from '../schema.ts';
 
 export function createEventsRepo(db: Kysely<Database>): EventsRepo {
   return {

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { BURST_MIN_LINKS, BURST_WINDOW_MS, type ClickPoint, findLinkBursts } from '../../core/engagement.ts';
 import type { Database } from '../schema.ts';
-import { addDelta, type CounterDeltas } from './counters.ts';
+import { addDelta, type CounterDeltas } from '../../core/storage/counters.ts';
 
 /**
  * Link bursts across flushes. A scanner's clicks on every link arrive within a second or two,

@@ -1,12 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { LinksRepo } from '../../core/storage/links.ts';
 import type { Database } from '../schema.ts';
-
-/** The destinations of a compiled message, by scope (see core/links.ts). */
-export interface LinksRepo {
-  /** stores the scope's URLs by position; an existing scope keeps what it has (idempotent across runs) */
-  ensureScope(scope: string, urls: string[], now: number): Promise<void>;
-  urlsForScope(scope: string): Promise<string[]>;
-}
 
 export function createLinksRepo(db: Kysely<Database>): LinksRepo {
   return {

@@ -1,27 +1,8 @@
 import { type Kysely, sql } from 'kysely';
-import type { List, MembershipStatus } from '../../core/lists.ts';
+import type { ListsRepo } from '../../core/storage/lists.ts';
 import type { StoreDialect } from '../dialect.ts';
 import { toDate } from '../rows.ts';
 import type { Database } from '../schema.ts';
-
-export interface ListRow {
-  id: number;
-  name: string;
-  public: boolean;
-}
-
-export interface ListsRepo {
-  /** undefined when a list of that name exists in any case */
-  create(input: { name: string; description: string | null; public: boolean }, now: number): Promise<List | undefined>;
-  all(): Promise<List[]>;
-  /** by name in any case (the exact spelling first, for lists created before names were unique in any case) */
-  byName(name: string): Promise<ListRow | undefined>;
-  /** whether a campaign sends to it (such a list cannot be deleted) */
-  campaignsUsing(listId: number): Promise<number>;
-  delete(listId: number): Promise<void>;
-  /** sets the contact's membership of the list (a row is created when missing) */
-  setMembership(listId: number, contactId: number, status: MembershipStatus, now: number): Promise<void>;
-}
 
 export function createListsRepo(db: Kysely<Database>, dialect: StoreDialect): ListsRepo {
   const byName = async (trx: Kysely<Database>, name: string) => {

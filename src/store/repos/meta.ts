@@ -1,11 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { MetaRepo } from '../../core/storage/meta.ts';
 import type { Database } from '../schema.ts';
-
-export interface MetaRepo {
-  get(key: string): Promise<string | undefined>;
-  /** returns the stored value, storing `value` first when the key is new (first writer wins) */
-  getOrSet(key: string, value: string): Promise<string>;
-}
 
 export function createMetaRepo(db: Kysely<Database>): MetaRepo {
   const get = async (key: string) => (await db.selectFrom('notify_meta').select('value').where('key', '=', key).executeTakeFirst())?.value;

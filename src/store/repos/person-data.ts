@@ -1,32 +1,8 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { ExportFilter, ExportRow, PersonRows } from '../../core/storage/contacts.ts';
 import type { ContactStatus } from '../../core/types.ts';
 import { parseJson, toDate } from '../rows.ts';
 import type { Database } from '../schema.ts';
-
-/** One contact as the CSV export writes it. */
-export interface ExportRow {
-  id: number;
-  email: string;
-  name: string | null;
-  status: ContactStatus;
-  created_at: Date;
-  attributes: Record<string, unknown>;
-  lists: string[];
-}
-
-export interface ExportFilter {
-  list?: number;
-  status?: ContactStatus;
-}
-
-/** Everything stored about one person (GDPR access); see core/person-data.ts for the public shape. */
-export interface PersonRows {
-  contact: Record<string, unknown>;
-  lists: Record<string, unknown>[];
-  sends: Record<string, unknown>[];
-  events: Record<string, unknown>[];
-  enrollments: Record<string, unknown>[];
-}
 
 /** Whether a membership row counts as "in the list": rows without a per-list status, or subscribed ones. */
 const isMember = (row: Record<string, unknown>) => row.status === undefined || row.status === null || row.status === 'subscribed';

@@ -1,19 +1,10 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { SequencesRepo } from '../../core/storage/sequences.ts';
 import type { Sequence, Step } from '../../core/types.ts';
 import { layoutColumn, layoutOf, toDate } from '../rows.ts';
+import type { StoreDialect } from '../dialect.ts';
 import type { Database, StepsTable } from '../schema.ts';
-
-/** a step as written: its id, sequence and position come from the insert */
-export type NewStep = Omit<Step, 'id' | 'sequence_id' | 'position'>;
-
-export interface SequencesRepo {
-  /** the sequence and its steps in one transaction; a taken name is a unique violation */
-  create(name: string, steps: NewStep[], now: number): Promise<Sequence>;
-  getById(id: number): Promise<Sequence | undefined>;
-  getByName(name: string): Promise<Sequence | undefined>;
-  /** the steps of several sequences, each list in position order */
-  stepsOf(sequenceIds: number[]): Promise<Map<number, Step[]>>;
-}
+import { refuseDuplicate } from '../unique.ts';
 
 function toStep(r: Selectable<StepsTable>): Step {
   return {
@@ -30,7 +21,7 @@ function toStep(r: Selectable<StepsTable>): Step {
   };
 }
 
-export function createSequencesRepo(db: Kysely<Database>): SequencesRepo {
+export function createSequencesRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 'isUniqueViolation'>): SequencesRepo {
   const stepsOf = async (ids: number[]) => {
     const out = new Map<number, Step[]>(ids.map((id) => [id, []]));
     if (ids.length === 0) return out;
@@ -46,15 +37,17 @@ export function createSequencesRepo(db: Kysely<Database>): SequencesRepo {
   };
   return {
     async create(name, steps, now) {
-      const id = await db.transaction().execute(async (trx) => {
-        const row = await trx.insertInto('notify_sequences').values({ name, created_at: now }).returning('id').executeTakeFirstOrThrow();
-        const sequenceId = Number(row.id);
-        await trx
-          .insertInto('notify_steps')
-          .values(steps.map((s, position) => ({ ...s, layout: layoutColumn(s.layout), sequence_id: sequenceId, position, created_at: now })))
-          .execute();
-        return sequenceId;
-      });
+      const insert = () =>
+        db.transaction().execute(async (trx) => {
+          const row = await trx.insertInto('notify_sequences').values({ name, created_at: now }).returning('id').executeTakeFirstOrThrow();
+          const sequenceId = Number(row.id);
+          await trx
+            .insertInto('notify_steps')
+            .values(steps.map((s, position) => ({ ...s, layout: layoutColumn(s.layout), sequence_id: sequenceId, position, created_at: now })))
+            .execute();
+          return sequenceId;
+        });
+      const id = await refuseDuplicate(dialect, insert, `A sequence named ${JSON.stringify(name)} already exists`, { field: 'name', name });
       return (await one('id', id))!;
     },
     getById: (id) => one('id', id),

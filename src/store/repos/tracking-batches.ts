@@ -1,51 +1,10 @@
 import { type Kysely, sql } from 'kysely';
-import type { EngagementLabel } from '../../core/engagement.ts';
+import { addDelta, type CounterDeltas } from '../../core/storage/counters.ts';
+import type { EventLabeler, SendRef, TrackedEvent, TrackingBatchResult, TrackingRepo } from '../../core/storage/tracking-batches.ts';
 import type { JsonRowColumn, StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
-import { addDelta, type CounterDeltas, createCountersRepo } from './counters.ts';
+import { createCountersRepo } from './counters.ts';
 import { findBursts, relabelBursts } from './link-bursts.ts';
-
-/** An open or click as the HTTP layer saw it, before its token is resolved. */
-export interface TrackedEvent {
-  type: 'open' | 'click';
-  token: string;
-  /** epoch ms of the request */
-  at: number;
-  link_index: number | null;
-  metadata: Record<string, unknown>;
-  method: string;
-  userAgent: string;
-}
-
-export interface SendRef {
-  id: number;
-  campaign_id: number | null;
-  contact_id: number | null;
-  sent_at: number | null;
-}
-
-export interface TrackingBatchResult {
-  inserted: number;
-  /** events whose token matched no send (dropped) */
-  unknown: number;
-  firstOpens: number;
-  firstClicks: number;
-}
-
-/** `burst`: the click belongs to a burst of several links of its send (see core/engagement.ts) */
-export type EventLabeler = (event: TrackedEvent, send: SendRef, hints: { burst: boolean }) => EngagementLabel;
-
-export interface TrackingRepo {
-  /**
-   * One write transaction for a batch (group commit): resolves the tokens in one query (rows
-   * locked on PostgreSQL, the database write-locked on SQLite), inserts every event as multi-row
-   * INSERTs, sets opened_at / clicked_at (and their human_ twins) only where still null, and adds
-   * the per-campaign counter deltas of the first ones. Concurrent writers in other processes
-   * cannot count a first open twice.
-   */
-  applyBatch(events: TrackedEvent[], label: EventLabeler): Promise<TrackingBatchResult>;
-  sendByToken(token: string): Promise<SendRef | undefined>;
-}
 
 type SendRow = SendRef & { token: string } & Record<FirstColumn, number | null>;
 type FirstColumn = 'opened_at' | 'human_opened_at' | 'clicked_at' | 'human_clicked_at';
@@ -105,7 +64,7 @@ async function applyInTransaction(trx: Kysely<Database>, dialect: StoreDialect, 
   const { updates, deltas, firstOpens, firstClicks } = newFirsts(firsts, byId);
   for (const [campaignId, d] of burstDeltas) addDelta(deltas, campaignId, d);
   await setFirsts(trx, updates);
-  await createCountersRepo(trx).add(deltas, trx);
+  await createCountersRepo(trx).add(deltas);
   return { inserted: rows.length, unknown, firstOpens, firstClicks };
 }
 

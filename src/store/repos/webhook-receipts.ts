@@ -1,14 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { WebhookReceiptsRepo } from '../../core/storage/webhook-receipts.ts';
 import type { Database } from '../schema.ts';
-
-export interface WebhookReceiptsRepo {
-  /**
-   * Records each id not yet received from `provider` and returns those: they are the caller's to
-   * apply. Run inside the transaction that applies them, so a receipt exists exactly when its
-   * effects do; of two concurrent deliveries of one id, one gets it (the primary key decides).
-   */
-  claim(provider: string, ids: string[], now: number): Promise<Set<string>>;
-}
 
 export function createWebhookReceiptsRepo(db: Kysely<Database>): WebhookReceiptsRepo {
   return {

@@ -1,0 +1,139 @@
+import type { Context } from '../context.ts';
+import { minutes } from './clock.ts';
+import type { Delivered, DeliveryJob, DeliveryRun } from './delivery.ts';
+import type { PreparedMessage } from './dispatch.ts';
+import type { DripRunDetail } from './drip-run.ts';
+import type { ClaimedEnrollment, Settlement } from './storage/enrollments.ts';
+import type { SendOutcome, StepSend } from './storage/sends.ts';
+import type { RecipientContact, SendRecord, Step } from './types.ts';
+
+/**
+ * What happens to a claimed drip enrollment: decided from its step's outcome (or from the send row
+ * an earlier run left), written together with that outcome, and applied only while the claim is
+ * still the run's own.
+ */
+
+/** One notify:process-drips run in progress. */
+export interface DripRun {
+  ctx: Context;
+  /** steps by sequence id, loaded once per run */
+  steps: Map<number, Step[]>;
+  /** compiled steps by step id, once per run */
+  prepared: Map<number, Promise<PreparedMessage>>;
+  result: DripRunDetail;
+  delivery: DeliveryRun<StepJob>;
+}
+
+/** A step to deliver, its send row created. */
+export interface StepJob extends DeliveryJob {
+  enrollment: ClaimedEnrollment;
+  step: Step;
+  contact: RecipientContact;
+  send: SendRecord;
+}
+
+/** A claimed enrollment's next state; `retry` marks a failed attempt that will be tried again. */
+export interface Decision {
+  enrollment: ClaimedEnrollment;
+  settlement: Settlement;
+  retry?: boolean;
+}
+
+/** The claimed enrollment where it was, with `patch` applied. */
+export function keep(e: ClaimedEnrollment, now: number, patch: Partial<Settlement>): Decision {
+  const settlement = { id: e.id, status: 'active' as const, step_index: e.step_index, next_send_at: e.next_send_at?.getTime() ?? now, attempts: e.attempts, last_error: e.last_error, ...patch };
+  return { enrollment: e, settlement };
+}
+
+/**
+ * The step already has a send row: an earlier run got this far. Decides from the row alone, so a
+ * step is never delivered twice: a job for this run, or where the enrollment goes without one.
+ */
+export async function resume(run: DripRun, c: Omit<StepJob, 'send'>, row: StepSend | undefined, now: number): Promise<StepJob | Decision> {
+  const { ctx, result } = run;
+  const e = c.enrollment;
+  // the row vanished between the insert and the read (it cannot: rows are never deleted); try again later
+  if (!row) return keep(e, now, {});
+  if (row.status === 'sent') {
+    result.advanced++;
+    ctx.log.info({ enrollmentId: e.id, step: e.step_index, sendId: row.id }, 'drip step already delivered by an interrupted run: advancing without sending');
+    return keep(e, now, advance(run, e, now));
+  }
+  if (row.status === 'suppressed') {
+    result.cancelled++;
+    return keep(e, now, { status: 'cancelled', next_send_at: null });
+  }
+  if (row.status === 'failed' && row.error === 'interrupted') return keep(e, now, advance(run, e, now));
+  // the last attempt failed and was recorded: this run makes the next attempt with the same row
+  if (row.status === 'failed') return (await ctx.store.sends.retake(row.id, now)) ? { ...c, send: { ...row, status: 'sending' } } : keep(e, now, {});
+  if (await ctx.store.sends.interrupt(row.id, now - minutes(ctx.config.staleLockMinutes), now)) {
+    result.interrupted++;
+    ctx.log.warn({ enrollmentId: e.id, step: e.step_index, sendId: row.id }, "drip step left 'sending' by an interrupted run marked failed (interrupted), not resent; the sequence continues");
+    return keep(e, now, advance(run, e, now));
+  }
+  // another run is delivering it right now (its claim went stale mid-batch): look again once that row is stale
+  return keep(e, now, { next_send_at: row.updated_at + minutes(ctx.config.staleLockMinutes) + 1000 });
+}
+
+/** A group of delivered steps: outcome, the enrollment's next state, both written together. */
+export async function recordDelivered(run: DripRun, group: Delivered<StepJob>[]): Promise<void> {
+  const { ctx, result } = run;
+  const finished = ctx.clock.now();
+  const decided = group.map(({ job, outcome }): Decision => {
+    const e = job.enrollment;
+    if (outcome.status === 'sent') {
+      result.sent++;
+      return { enrollment: e, settlement: advance(run, e, finished) };
+    }
+    if (outcome.status === 'suppressed') {
+      result.cancelled++;
+      return keep(e, finished, { status: 'cancelled', next_send_at: null });
+    }
+    const attempts = e.attempts + 1;
+    const error = outcome.error ?? 'failed';
+    if (attempts >= ctx.config.maxRetries) return keep(e, finished, { status: 'failed', next_send_at: null, attempts, last_error: error });
+    return { ...keep(e, finished, { next_send_at: finished + minutes(ctx.config.retryDelayMinutes), attempts, last_error: error }), retry: true };
+  });
+  await writeDecisions(
+    run,
+    decided,
+    group.map((d) => d.outcome),
+  );
+}
+
+/**
+ * Writes outcomes and settlements in one transaction, each settlement only while its claim is
+ * still this run's; then counts what changed and fires notify_enrollment_failed for the failed.
+ */
+export async function writeDecisions(run: DripRun, decided: Decision[], outcomes: SendOutcome[]): Promise<void> {
+  const { ctx, result } = run;
+  if (decided.length === 0 && outcomes.length === 0) return;
+  const now = ctx.clock.now();
+  const byClaim = new Map<string, Settlement[]>();
+  for (const d of decided) byClaim.set(d.enrollment.claim_token, [...(byClaim.get(d.enrollment.claim_token) ?? []), d.settlement]);
+  const changed = await ctx.store.transaction(async (tx) => {
+    if (outcomes.length > 0) await tx.sends.finish(outcomes, now);
+    const ids = new Set<number>();
+    for (const [claimToken, settlements] of byClaim) for (const id of await tx.enrollments.settle(claimToken, settlements, now)) ids.add(id);
+    return ids;
+  });
+  if (changed.size < decided.length) ctx.log.warn({ lost: decided.length - changed.size }, 'drip claims taken back before this run finished them (reclaimed as stale or cancelled): left as they are');
+  for (const { enrollment: e, settlement: s, retry } of decided) {
+    if (!changed.has(s.id)) continue;
+    if (retry) result.retried++;
+    if (s.status !== 'failed') continue;
+    result.failed++;
+    ctx.events.emit('notify_enrollment_failed', {
+      enrollment: { id: e.id, sequence_id: e.sequence_id, contact_id: e.contact_id, status: 'failed', step_index: s.step_index, next_send_at: null, attempts: s.attempts, last_error: s.last_error },
+      error: s.last_error ?? 'failed',
+    });
+  }
+}
+
+/** After a successful send: the next step, due its delay from now, or completed. */
+function advance(run: DripRun, e: ClaimedEnrollment, now: number): Settlement {
+  const next = run.steps.get(e.sequence_id)?.[e.step_index + 1];
+  return next
+    ? { id: e.id, status: 'active', step_index: e.step_index + 1, next_send_at: now + minutes(next.delay_minutes), attempts: 0, last_error: null }
+    : { id: e.id, status: 'completed', step_index: e.step_index + 1, next_send_at: null, attempts: 0, last_error: null };
+}

@@ -1,0 +1,61 @@
+import type { Personalized } from '../render/personalize.ts';
+
+/**
+ * The Mailer contract. Implementations live in src/mail/ (smtp, outbox, log, ses); an application
+ * may pass any object with this shape as the `mailer` option. A mailer that returns false or
+ * throws is a failed send.
+ */
+export interface OutgoingMessage {
+  /** formatted From header value, e.g. `"News" <news@example.com>` */
+  from: string;
+  to: string[];
+  cc?: string[];
+  bcc?: string[];
+  subject: string;
+  html?: string;
+  text?: string;
+  /** extra headers, already checked free of CR/LF; List-Unsubscribe lives here */
+  headers: Record<string, string>;
+  /** the per-send token (appears in tracking URLs); useful for logs and provider tags */
+  sendToken: string;
+  /** complete RFC 5322 message when the dispatcher pre-built it; a mailer may send it as-is */
+  raw?: Buffer;
+  /** the Message-ID header value inside `raw` (angle brackets included) */
+  messageId?: string;
+}
+
+export interface MailResult {
+  /** provider or SMTP message id, used to match bounce webhooks to sends */
+  messageId?: string;
+}
+
+export interface Mailer {
+  readonly name: string;
+  send(message: OutgoingMessage): Promise<MailResult | boolean>;
+  close?(): Promise<void>;
+}
+
+/** One recipient's message as the domain describes it: addresses, headers and the filled-in bodies. */
+export interface PersonalMessage {
+  from: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  subject: string;
+  /** epoch ms for the Date header */
+  date: number;
+  /** custom and List-Unsubscribe headers, values free of CR/LF */
+  headers: Record<string, string>;
+  sendToken: string;
+  /** the compiled bodies with this recipient's values */
+  content: Personalized;
+}
+
+/** Turns one recipient's message into what a Mailer sends (the complete MIME message in `raw`). */
+export type MessageComposer = (message: PersonalMessage) => OutgoingMessage;
+
+/**
+ * Made once per compiled message by the mail layer (src/mail/message.ts), so what every recipient
+ * shares (the MIME framing) is built once, not per recipient.
+ */
+export type ComposerFactory = (multipart: boolean) => MessageComposer;

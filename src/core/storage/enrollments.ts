@@ -1,0 +1,37 @@
+import type { Enrollment, EnrollmentStatus } from '../types.ts';
+
+/** An enrollment this run claimed: its claim token is the proof, checked by settle(). */
+export interface ClaimedEnrollment extends Enrollment {
+  claim_token: string;
+}
+
+/** Where a claimed enrollment goes when its run is done with it. */
+export interface Settlement {
+  id: number;
+  status: Exclude<EnrollmentStatus, 'processing'>;
+  step_index: number;
+  next_send_at: number | null;
+  attempts: number;
+  last_error: string | null;
+}
+
+export interface EnrollmentsRepo {
+  /** a new `active` enrollment; a second one for the same sequence and contact is DUPLICATE */
+  create(row: { sequence_id: number; contact_id: number; next_send_at: number }, now: number): Promise<Enrollment>;
+  getById(id: number): Promise<Enrollment | undefined>;
+  /** active and processing enrollments of the contact become cancelled; returns how many */
+  cancelForContact(contactId: number, now: number): Promise<number>;
+  /** `processing` enrollments claimed before `olderThan` (a crashed or killed run) go back to `active` */
+  reclaimStale(olderThan: number, now: number): Promise<number>;
+  /**
+   * Up to `limit` due `active` enrollments become `processing` under `claimToken`, atomically: a row
+   * another run is claiming at the same moment is skipped, never claimed twice.
+   * Contacts still `pending` double opt-in wait (their steps stay due until they confirm).
+   */
+  claimDue(now: number, limit: number, claimToken: string): Promise<ClaimedEnrollment[]>;
+  /**
+   * Applies settlements, each only while the enrollment is still `processing` under `claimToken`:
+   * a run whose claim was reclaimed (or cancelled) meanwhile changes nothing. Returns the ids changed.
+   */
+  settle(claimToken: string, settlements: Settlement[], now: number): Promise<Set<number>>;
+}

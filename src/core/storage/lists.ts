@@ -1,0 +1,19 @@
+import type { List, MembershipStatus } from '../lists.ts';
+
+export interface ListRow {
+  id: number;
+  name: string;
+  public: boolean;
+}
+export interface ListsRepo {
+  /** undefined when a list of that name exists in any case */
+  create(input: { name: string; description: string | null; public: boolean }, now: number): Promise<List | undefined>;
+  all(): Promise<List[]>;
+  /** by name in any case (the exact spelling first, for lists created before names were unique in any case) */
+  byName(name: string): Promise<ListRow | undefined>;
+  /** whether a campaign sends to it (such a list cannot be deleted) */
+  campaignsUsing(listId: number): Promise<number>;
+  delete(listId: number): Promise<void>;
+  /** sets the contact's membership of the list (a row is created when missing) */
+  setMembership(listId: number, contactId: number, status: MembershipStatus, now: number): Promise<void>;
+}
