@@ -6,13 +6,14 @@ import { testFiles } from './test-files.mjs';
 
 const ROUTE = 'test/webhooks/route.test.ts';
 const GAPS = 'test/webhooks/mutation-gaps.test.ts';
-const WEBHOOK_TESTS = [ROUTE, 'test/webhooks/ses-sns.test.ts', 'test/webhooks/providers.test.ts', 'test/webhooks/mounting.test.ts', GAPS];
+const SNS_GAPS = 'test/webhooks/mutation-gaps-sns.test.ts';
+const WEBHOOK_TESTS = [ROUTE, 'test/webhooks/ses-sns.test.ts', 'test/webhooks/providers.test.ts', 'test/webhooks/mounting.test.ts', GAPS, SNS_GAPS];
 const UNSUBSCRIBE_TESTS = ['test/http/unsubscribe.test.ts', 'test/core/contacts.test.ts'];
 
 export const TARGETS = {
   // src/webhooks/ in three parts that together cover every file of the folder.
-  'webhooks-sns': { mutate: ['src/webhooks/drivers/ses-sns.ts', 'src/webhooks/sns/**/*.ts'], tests: ['test/webhooks/ses-sns.test.ts', ROUTE, GAPS] },
-  'webhooks-providers': { mutate: ['src/webhooks/drivers/{provider-driver,postmark,sendgrid,mailgun}.ts'], tests: ['test/webhooks/providers.test.ts', ROUTE, GAPS] },
+  'webhooks-sns': { mutate: ['src/webhooks/drivers/ses-sns.ts', 'src/webhooks/sns/**/*.ts'], tests: ['test/webhooks/ses-sns.test.ts', SNS_GAPS, ROUTE] },
+  'webhooks-providers': { mutate: ['src/webhooks/drivers/{provider-driver,postmark,sendgrid,mailgun}.ts'], tests: ['test/webhooks/providers.test.ts', GAPS, ROUTE] },
   'webhooks-shared': { mutate: ['src/webhooks/*.ts'], tests: WEBHOOK_TESTS },
   // The parts of src/core/ where a silent breakage costs the most, each with the tests that reach it.
   suppression: { mutate: ['src/core/suppression.ts'], tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts'] },
