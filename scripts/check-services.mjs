@@ -1,4 +1,5 @@
-// Fails (exit 1) when CI asked for PostgreSQL or Redis and the server does not answer.
+// Fails (exit 1) when CI asked for PostgreSQL, Redis or a browser and it does not answer or is not there.
+import { accessSync, constants, statSync } from 'node:fs';
 import net from 'node:net';
 import pg from 'pg';
 
@@ -23,18 +24,25 @@ function checkRedis(url) {
   });
 }
 
+// The browser tests would fail later anyway; saying so here names the path before minutes of tests.
+async function checkBrowser(path) {
+  if (!statSync(path).isFile()) throw new Error('not a file');
+  accessSync(path, constants.X_OK);
+}
+
 let failed = false;
-for (const [name, url, check] of [
-  ['PostgreSQL', process.env.NOTIFY_TEST_PG_URL, checkPg],
-  ['Redis', process.env.NOTIFY_TEST_REDIS_URL, checkRedis],
+for (const [name, where, check, missing] of [
+  ['PostgreSQL', process.env.NOTIFY_TEST_PG_URL, checkPg, 'does not answer'],
+  ['Redis', process.env.NOTIFY_TEST_REDIS_URL, checkRedis, 'does not answer'],
+  ['Chromium', process.env.NOTIFY_TEST_CHROMIUM, checkBrowser, 'is not an executable file'],
 ]) {
-  if (!url) continue;
+  if (!where) continue;
   try {
-    await check(url);
-    console.log(`${name} answers at ${url}`);
+    await check(where);
+    console.log(`${name} ok: ${where}`);
   } catch (err) {
     failed = true;
-    console.error(`${name} at ${url} does not answer: ${err.message}`);
+    console.error(`${name} at ${where} ${missing}: ${err.message}`);
   }
 }
 process.exit(failed ? 1 : 0);

@@ -1,12 +1,10 @@
-// Node 20's test runner does not expand globs: collect test files here, then run them all in one node:test run.
+// Runs the test files under a folder in one node:test run.
 // Usage: node scripts/test.mjs [suffix=.test.ts] [dir=test] [extra node --test flags...]
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { testFiles } from './test-files.mjs';
 
 const [suffix = '.test.ts', dir = 'test', ...flags] = process.argv.slice(2);
-const walk = (d) => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith(suffix) ? [join(d, e.name)] : []));
-const files = walk(dir).sort();
+const files = testFiles([dir], suffix);
 if (files.length === 0) {
   console.error(`no ${suffix} files under ${dir}/`);
   process.exit(1);

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { createNotify, type Notify } from '../../src/notify.ts';
+import { BROWSER_SKIP, CHROMIUM } from '../helpers/chromium.ts';
 import { testOptions } from '../helpers/engines.ts';
 
 /**
@@ -14,12 +15,11 @@ import { testOptions } from '../helpers/engines.ts';
  * message from the outbox, a click on its link through the local server, the click counted.
  * Screenshots go to test-output/ for a human to look at.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const OUT = resolve('test-output');
 const TOKEN = 'browser-admin-token-0123456789';
 
-describe('admin pages in a browser', () => {
+describe('admin pages in a browser', { skip: BROWSER_SKIP }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'notify-browser-'));
   let notify: Notify;
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();

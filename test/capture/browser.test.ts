@@ -1,18 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium } from 'playwright-core';
 import { notify_flash, notify_form } from '../../src/index.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
+import { BROWSER_SKIP, CHROMIUM } from '../helpers/chromium.ts';
 import { freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
 
-const CHROMIUM = process.env.NOTIFY_TEST_CHROMIUM ?? '/usr/bin/chromium';
-// CI installs Debian's chromium (.ci/run): there a missing browser fails the suite instead of skipping it.
-const skip = !existsSync(CHROMIUM) && !process.env.CI ? `no browser at ${CHROMIUM}` : false;
-
-describe('capture form in a real browser', { skip }, () => {
+describe('capture form in a real browser', { skip: BROWSER_SKIP }, () => {
   const db = freshDatabaseUrl('sqlite');
   let notify: Notify;
   let server: Server;

@@ -1,0 +1,70 @@
+// npm run test:mutation -- <target or group...> [stryker flags]: one Stryker run per target, in turn,
+// then the mutation score per file and per folder over the targets run. Targets and groups are in
+// scripts/mutation-targets.mjs; e.g. `npm run test:mutation -- webhooks`, `... -- suppression --force`
+// (--force ignores the incremental file; give flag values with `=`, e.g. `--concurrency=2`).
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { GROUPS, TARGETS, targetTests } from './mutation-targets.mjs';
+
+const args = process.argv.slice(2);
+const flags = args.filter((a) => a.startsWith('-'));
+const asked = args.filter((a) => !a.startsWith('-'));
+const unknown = asked.filter((n) => !(n in TARGETS) && !(n in GROUPS));
+if (asked.length === 0 || unknown.length > 0) {
+  if (unknown.length > 0) console.error(`unknown mutation target: ${unknown.join(', ')}`);
+  console.error(`usage: npm run test:mutation -- <target...> [stryker flags]\n  targets: ${Object.keys(TARGETS).join(', ')}\n  groups: ${Object.entries(GROUPS).map(([g, t]) => `${g} (${t.join(', ')})`).join('; ')}`);
+  process.exit(2);
+}
+const targets = [...new Set(asked.flatMap((n) => GROUPS[n] ?? [n]))];
+// Stryker's score: detected (killed or timed out) over detected + undetected (survived or not covered).
+const DETECTED = new Set(['Killed', 'Timeout']);
+
+/**
+ * The command runner tells Stryker nothing about test files, so its incremental mode would keep a
+ * surviving mutant's verdict after a new test was written to kill it. When the target's test files
+ * changed since its last run, the undetected mutants are dropped from the incremental file and tested
+ * again; detected ones stay (a test added cannot un-kill a mutant; after weakening a test, use --force).
+ */
+function forgetUndetectedIfTestsChanged(name) {
+  const hash = createHash('sha256');
+  for (const file of targetTests(name)) hash.update(`${file}\0${readFileSync(file)}\0`);
+  const digest = hash.digest('hex');
+  const stamp = `reports/mutation/${name}.tests.sha256`;
+  const incremental = `reports/mutation/${name}.incremental.json`;
+  if (existsSync(incremental) && existsSync(stamp) && readFileSync(stamp, 'utf8') !== digest) {
+    const report = JSON.parse(readFileSync(incremental, 'utf8'));
+    for (const file of Object.values(report.files)) file.mutants = file.mutants.filter((m) => DETECTED.has(m.status));
+    writeFileSync(incremental, JSON.stringify(report));
+    console.log(`${name}: its tests changed since the last run; the mutants they missed are tested again`);
+  }
+  return () => writeFileSync(stamp, digest);
+}
+
+for (const name of targets) {
+  console.log(`\n== mutation testing: ${name} (${TARGETS[name].mutate.join(', ')})`);
+  const stampTests = forgetUndetectedIfTestsChanged(name);
+  const run = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs', ...flags], { stdio: 'inherit', env: { ...process.env, NOTIFY_MUTATE: name } });
+  if (run.status !== 0) process.exit(run.status ?? 1);
+  stampTests();
+}
+
+const UNDETECTED = new Set(['Survived', 'NoCoverage']);
+const tally = new Map();
+const add = (key, status) => {
+  const t = tally.get(key) ?? { detected: 0, valid: 0 };
+  if (DETECTED.has(status)) t.detected++;
+  if (DETECTED.has(status) || UNDETECTED.has(status)) t.valid++;
+  tally.set(key, t);
+};
+for (const name of targets) {
+  const report = `reports/mutation/${name}.json`;
+  if (!existsSync(report)) continue;
+  for (const [file, { mutants }] of Object.entries(JSON.parse(readFileSync(report, 'utf8')).files)) {
+    for (const m of mutants) for (const key of [file, `${file.split('/').slice(0, 2).join('/')}/ (files mutated in this run)`]) add(key, m.status);
+  }
+}
+console.log('\nmutation score (detected / valid mutants)');
+for (const [key, { detected, valid }] of [...tally].sort(([a], [b]) => a.localeCompare(b))) {
+  console.log(`${valid ? ((100 * detected) / valid).toFixed(1).padStart(5) : '  n/a'}%  ${String(detected).padStart(4)}/${String(valid).padEnd(4)}  ${key}`);
+}
