@@ -148,7 +148,7 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
    * Every API member refuses work once close() has run, and reports a lost database connection as
    * STORE_UNAVAILABLE (the driver's own error stays as the cause) rather than a bare socket error.
    */
-  const open =
+  const whileOpen =
     <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
       if (closed) throw new NotifyError('CLOSED');
@@ -164,38 +164,38 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
   return {
     config: ctx.config,
     contacts: {
-      upsert: open(contacts.upsert),
-      get: open(contacts.get),
-      erase: open(contacts.erase),
-      export: open((idOrEmail: number | string) => exportPerson(ctx, contacts, idOrEmail)),
-      list: open(contacts.list),
-      count: open(contacts.count),
-      subscribe: open(contacts.subscribe),
-      unsubscribe: open(contacts.unsubscribe),
+      upsert: whileOpen(contacts.upsert),
+      get: whileOpen(contacts.get),
+      erase: whileOpen(contacts.erase),
+      export: whileOpen((idOrEmail: number | string) => exportPerson(ctx, contacts, idOrEmail)),
+      list: whileOpen(contacts.list),
+      count: whileOpen(contacts.count),
+      subscribe: whileOpen(contacts.subscribe),
+      unsubscribe: whileOpen(contacts.unsubscribe),
     },
     lists: {
-      create: open(lists.create),
-      list: open(lists.list),
-      delete: open(lists.delete),
+      create: whileOpen(lists.create),
+      list: whileOpen(lists.list),
+      delete: whileOpen(lists.delete),
     },
     campaigns: {
-      create: open(campaigns.create),
-      get: open(campaigns.get),
-      send: open(campaigns.send),
-      getCampaignStats: open(stats.getCampaignStats),
-      getCampaignReport: open(stats.getCampaignReport),
+      create: whileOpen(campaigns.create),
+      get: whileOpen(campaigns.get),
+      send: whileOpen(campaigns.send),
+      getCampaignStats: whileOpen(stats.getCampaignStats),
+      getCampaignReport: whileOpen(stats.getCampaignReport),
     },
     drips: {
-      createSequence: open(drips.createSequence),
-      getSequence: open(drips.getSequence),
-      enroll: open(drips.enroll),
-      getEnrollment: open(drips.getEnrollment),
-      process: open(async () => {
+      createSequence: whileOpen(drips.createSequence),
+      getSequence: whileOpen(drips.getSequence),
+      enroll: whileOpen(drips.enroll),
+      getEnrollment: whileOpen(drips.getEnrollment),
+      process: whileOpen(async () => {
         const { sent, failed, retried, reclaimed } = await runDrips(ctx);
         return { sent, failed, retried, reclaimed };
       }),
     },
-    send: open((input: SendInput) => sendOne(ctx, input)),
+    send: whileOpen((input: SendInput) => sendOne(ctx, input)),
     fetch: handle,
     // opens and cached clicks straight on node:http (http/fast-path.ts); everything else through Hono
     listener: (req, res) => {
