@@ -51,6 +51,11 @@ export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<Smt
       });
     },
   });
+  // A client that vanishes mid-session (the crash tests kill senders with SIGKILL) resets its socket;
+  // smtp-server reports that as a server 'error', which unheard would crash the test process.
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') throw err;
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
   return {
