@@ -5,9 +5,10 @@
 import { testFiles } from './test-files.mjs';
 
 const ROUTE = 'test/webhooks/route.test.ts';
-const GAPS = 'test/webhooks/mutation-gaps.test.ts';
+const GAPS = 'test/webhooks/mutation-gaps-providers.test.ts';
 const SNS_GAPS = 'test/webhooks/mutation-gaps-sns.test.ts';
-const WEBHOOK_TESTS = [ROUTE, 'test/webhooks/ses-sns.test.ts', 'test/webhooks/providers.test.ts', 'test/webhooks/mounting.test.ts', GAPS, SNS_GAPS];
+const SHARED_GAPS = 'test/webhooks/mutation-gaps-shared.test.ts';
+const WEBHOOK_TESTS = [SHARED_GAPS, ROUTE, 'test/webhooks/ses-sns.test.ts', 'test/webhooks/providers.test.ts', 'test/webhooks/mounting.test.ts', GAPS, SNS_GAPS];
 const UNSUBSCRIBE_TESTS = ['test/http/unsubscribe.test.ts', 'test/core/contacts.test.ts'];
 
 export const TARGETS = {
