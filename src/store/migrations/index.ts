@@ -53,6 +53,8 @@ export async function migrateToLatest(dialect: StoreDialect): Promise<MigrateRes
     migrationLockTableName: 'notify_migrations_lock',
   });
   const { error, results } = await migrator.migrateToLatest();
+  // the lock's own error (another process held it too long) says all there is to say
+  if (error instanceof NotifyError) throw error;
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new NotifyError('STORE_UNAVAILABLE', `Migration${failed ? ` ${failed}` : 's'} failed: ${(error as Error).message}`, { migration: failed }, { cause: error });

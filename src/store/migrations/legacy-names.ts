@@ -38,11 +38,14 @@ interface MigrationRow {
  */
 export async function upgradeLegacyNames(dialect: StoreDialect, migrations: Readonly<Record<string, MigrationModule>>): Promise<string[]> {
   if (!(await hasMigrationTable(dialect.db))) return [];
+  const hasLegacyName = (rows: MigrationRow[]) => rows.some((r) => Object.hasOwn(LEGACY_NAMES, r.name) && !Object.hasOwn(migrations, r.name));
+  // Nearly every start finds the current names: it reads them without waiting for the lock that
+  // another process migrating holds, and leaves the waiting to the migrator.
+  if (!hasLegacyName(await readMigrationRows(dialect.db))) return [];
   return dialect.writeTransaction(dialect.db, async (trx) => {
     await dialect.lockTable(trx, MIGRATION_TABLE);
-    const table = trx as unknown as Kysely<{ notify_migrations: MigrationRow }>;
-    const rows = await table.selectFrom(MIGRATION_TABLE).select(['name', 'timestamp']).execute();
-    if (!rows.some((r) => Object.hasOwn(LEGACY_NAMES, r.name) && !Object.hasOwn(migrations, r.name))) return [];
+    const rows = await readMigrationRows(trx);
+    if (!hasLegacyName(rows)) return [];
     const unknown = rows.filter((r) => !Object.hasOwn(LEGACY_NAMES, r.name)).map((r) => r.name);
     if (unknown.length > 0) {
       const message = `${MIGRATION_TABLE} lists migrations of an older release beside ${unknown.join(', ')}, a name this release does not know; nothing was renamed`;
@@ -63,10 +66,16 @@ export async function upgradeLegacyNames(dialect: StoreDialect, migrations: Read
       const before = renamed.at(-1)?.timestamp;
       renamed.push({ name, timestamp: before !== undefined && Date.parse(before) > Date.parse(timestamp) ? before : timestamp });
     }
+    const table = trx as unknown as Kysely<{ notify_migrations: MigrationRow }>;
     await table.deleteFrom(MIGRATION_TABLE).execute();
     await table.insertInto(MIGRATION_TABLE).values(renamed).execute();
     return ran;
   });
+}
+
+function readMigrationRows(db: Kysely<Database>): Promise<MigrationRow[]> {
+  const table = db as unknown as Kysely<{ notify_migrations: MigrationRow }>;
+  return table.selectFrom(MIGRATION_TABLE).select(['name', 'timestamp']).execute();
 }
 
 async function hasMigrationTable(db: Kysely<Database>): Promise<boolean> {

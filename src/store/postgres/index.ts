@@ -44,7 +44,15 @@ export function createPostgresDialect(url: string): StoreDialect {
     db,
     ...queries,
     async prepare() {
-      if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+      if (!schema) return;
+      try {
+        await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+      } catch (err) {
+        // Two sessions creating the same schema at once: "if not exists" checks before either
+        // commits, and the later one fails on the catalogue's unique index. The schema is there.
+        const { rows } = await sql`select 1 from pg_namespace where nspname = ${schema}`.execute(db);
+        if (rows.length === 0) throw err;
+      }
     },
     // Without a schema Kysely's migrator finds its tables in ANY schema: a second notify in another
     // schema of the same database would see the first one's tables, skip creating its own, and fail.

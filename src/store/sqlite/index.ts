@@ -1,9 +1,10 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { type Expression, Kysely, type SqlBool, SqliteDialect, sql } from 'kysely';
+import { type Expression, Kysely, type SqlBool, sql } from 'kysely';
 import type { JsonMemberConditions, StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
+import { MigrationLockingSqliteDialect } from './migration-lock.ts';
 
 interface Shared {
   db: Kysely<Database>;
@@ -28,7 +29,7 @@ function connect(path: string): Kysely<Database> {
   sqlite.pragma('busy_timeout = 10000');
   // SQLite's lower() folds ASCII only; searches must fold as the lower-cased term does.
   sqlite.function('notify_lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v));
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return new Kysely<Database>({ dialect: new MigrationLockingSqliteDialect({ database: sqlite }, path) });
 }
 
 /** `sqlite:./notify.db`, `sqlite::memory:` */
