@@ -47,7 +47,9 @@ function operation(route: ApiRoute): Record<string, unknown> {
   for (const [status, r] of Object.entries(route.responses)) {
     responses[status] = { description: r.description, ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema } } } : {}) };
   }
-  const problems = route.auth === false ? [] : [...(route.problems ?? []), ...Object.keys(COMMON_PROBLEMS).map(Number)];
+  // whatever reads input checked against a schema can refuse it
+  const checked = route.body || route.query || Object.values(route.params ?? {}).some((p) => p.schema) ? [422] : [];
+  const problems = route.auth === false ? [] : [...(route.problems ?? []), ...checked, ...Object.keys(COMMON_PROBLEMS).map(Number)];
   for (const status of [...new Set(problems)].sort()) {
     responses[String(status)] = { description: COMMON_PROBLEMS[status] ?? PROBLEM_REASONS[status] ?? 'a problem', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
   }
