@@ -22,6 +22,7 @@ import { statsAfterFlush } from './core/tracking-stats.ts';
 import type { Campaign, CampaignRunResult, CampaignStats, Contact, ContactInput, DripRunResult, Enrollment, SendRecord, Sequence } from './core/types.ts';
 import { isNotifyError, NotifyError } from './errors.ts';
 import { adminRoutes } from './http/admin/index.ts';
+import { apiRoutes } from './http/api/index.ts';
 import { createApp, type RouteModule } from './http/app.ts';
 import { captureRoutes } from './http/capture/index.ts';
 import { clickRoute } from './http/click.ts';
@@ -107,7 +108,7 @@ export interface InstanceContext extends Context {
   readonly store: Store;
 }
 
-const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, webhookRoute, adminRoutes, captureRoutes];
+const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, webhookRoute, adminRoutes, apiRoutes, captureRoutes];
 
 export async function createNotify(options: CreateNotifyOptions = {}): Promise<Notify> {
   const { clock, fetch: fetchImpl, logger, migrate, tracking, configFile, envFile, env, cwd, ...overrides } = options;
@@ -139,7 +140,7 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
   const drips = createDripsService(ctx);
   const closers: (() => Promise<void>)[] = [];
   const clicks = createClickResolver(ctx);
-  const app = createApp({ ctx, recorder, clicks, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn), webhook }, ROUTES);
+  const app = createApp({ ctx, recorder, clicks, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn), webhook, notify: () => self }, ROUTES);
   const viaHono = getRequestListener((request, env) => app.fetch(request, env));
   const fastPath = createTrackingFastPath(ctx, recorder, clicks);
   const handle = (request: Request, env?: HttpBindings) => Promise.resolve(app.fetch(request, env));
@@ -161,7 +162,8 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
         throw err;
       }
     };
-  return {
+  // the JSON API (http/api) calls these operations: the app above reaches them once they exist
+  const self: Notify = {
     config: ctx.config,
     contacts: {
       upsert: whileOpen(contacts.upsert),
@@ -214,4 +216,5 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
       await ctx.store.close();
     },
   };
+  return self;
 }

@@ -3,6 +3,7 @@ import type { Context } from '../context.ts';
 import type { TrackingRecorder } from '../core/tracking-recorder.ts';
 import type { ClickResolver } from '../core/click-resolver.ts';
 import type { Views } from '../render/views.ts';
+import type { Notify } from '../notify.ts';
 import type { ResolvedDriver } from '../webhooks/index.ts';
 
 /**
@@ -23,6 +24,8 @@ export interface HttpParts {
   clicks?: ClickResolver;
   /** the configured webhook driver; absent = POST /notify/webhook answers 400 */
   webhook?: ResolvedDriver;
+  /** the public instance, once built: the JSON API calls its operations */
+  notify?: () => Notify;
 }
 
 export type RouteModule = (app: Hono, parts: HttpParts) => void;

@@ -1,0 +1,115 @@
+import { parseCampaignId } from '../../core/stats.ts';
+import type { CampaignInput } from '../../core/campaigns.ts';
+import { NotifyError } from '../../errors.ts';
+import type { Notify } from '../../notify.ts';
+import { BUCKET_CHOICES } from '../admin/campaigns.ts';
+import { CAMPAIGN_INPUT, campaignSchemas } from './campaign-schemas.ts';
+import type { ApiRoute, ApiResponse, JsonSchema } from './route.ts';
+import { ref } from './route.ts';
+import { arrayOf, digits, record } from './schemas.ts';
+
+export { campaignSchemas };
+
+const idParam = { id: { description: 'campaign id', schema: digits } };
+const campaignReply: ApiResponse = { description: 'the campaign', schema: ref('Campaign') };
+
+/**
+ * A POST /campaigns/{id}/<name> action over one notify.campaigns operation, answered with what it
+ * returns (by default the campaign as it is afterwards). Each lifecycle operation is one line:
+ *   campaignAction('pause', 'Pause sending', (n, id) => n.campaigns.pause(id)),
+ *   campaignAction('schedule', 'Schedule', (n, id, b) => n.campaigns.schedule(id, b.sendAt), { body: input({ sendAt: text(40) }, ['sendAt']) }),
+ */
+export function campaignAction(
+  name: string,
+  summary: string,
+  run: (notify: Notify, id: number, body: Record<string, unknown>) => Promise<unknown>,
+  opts: { body?: JsonSchema; response?: ApiResponse; method?: 'post' | 'get'; problems?: number[] } = {},
+): ApiRoute {
+  return {
+    method: opts.method ?? 'post',
+    path: `/campaigns/{id}/${name}`,
+    operationId: `${name}Campaign`.replace(/[-_](.)/g, (_, ch: string) => ch.toUpperCase()),
+    tag: 'campaigns',
+    summary,
+    params: idParam,
+    ...(opts.body ? { body: { schema: opts.body } } : {}),
+    responses: { 200: opts.response ?? campaignReply },
+    problems: opts.problems ?? [404, 409, 422],
+    handle: async ({ deps, params, body }) => {
+      const result = await run(deps.notify, parseCampaignId(params.id), (body ?? {}) as Record<string, unknown>);
+      return { body: result === undefined ? await campaign(deps.notify, params.id) : result };
+    },
+  };
+}
+
+async function campaign(notify: Notify, id: string) {
+  const found = await notify.campaigns.get(parseCampaignId(id));
+  if (!found) throw new NotifyError('NOT_FOUND', `Campaign ${id} does not exist`, { field: 'id' });
+  return found;
+}
+
+export const campaignRoutes: ApiRoute[] = [
+  {
+    method: 'get',
+    path: '/campaigns',
+    operationId: 'listCampaigns',
+    tag: 'campaigns',
+    summary: 'Campaigns, newest first, each with its figures',
+    query: { limit: { description: '1 to 500 (default 50)', schema: digits }, offset: { description: 'campaigns to skip', schema: digits } },
+    responses: { 200: { description: 'a page of campaigns', schema: record({ campaigns: arrayOf(ref('CampaignSummary')) }) } },
+    handle: async ({ deps, query }) => ({
+      body: { campaigns: await deps.stats.listCampaigns({ limit: query.limit === undefined ? 50 : Number(query.limit), offset: query.offset === undefined ? 0 : Number(query.offset) }) },
+    }),
+  },
+  {
+    method: 'post',
+    path: '/campaigns',
+    operationId: 'createCampaign',
+    tag: 'campaigns',
+    summary: 'Create a draft campaign (checked now: subject, one body, layout, Liquid, list, segment)',
+    body: { schema: CAMPAIGN_INPUT },
+    responses: { 201: { description: 'the new campaign', schema: ref('Campaign') } },
+    problems: [404, 422],
+    handle: async ({ deps, body }) => {
+      const created = await deps.notify.campaigns.create(body as CampaignInput);
+      return { status: 201, body: created, headers: { Location: `/notify/api/v1/campaigns/${created.id}` } };
+    },
+  },
+  {
+    method: 'get',
+    path: '/campaigns/{id}',
+    operationId: 'getCampaign',
+    tag: 'campaigns',
+    summary: 'One campaign as created',
+    params: idParam,
+    responses: { 200: campaignReply },
+    problems: [404, 422],
+    handle: async ({ deps, params }) => ({ body: await campaign(deps.notify, params.id) }),
+  },
+  {
+    method: 'get',
+    path: '/campaigns/{id}/stats',
+    operationId: 'getCampaignStats',
+    tag: 'campaigns',
+    summary: 'getCampaignStats: total, sent, failed, opened, clicked',
+    params: idParam,
+    responses: { 200: { description: 'the figures', schema: ref('CampaignStats') } },
+    problems: [404, 422],
+    handle: async ({ deps, params }) => ({ body: await deps.notify.campaigns.getCampaignStats(parseCampaignId(params.id)) }),
+  },
+  {
+    method: 'get',
+    path: '/campaigns/{id}/report',
+    operationId: 'getCampaignReport',
+    tag: 'campaigns',
+    summary: 'The full report: suppressed, bounced, complained, unsubscribed, human-only figures, per link, over time',
+    params: idParam,
+    query: { bucket: { description: 'timeline bucket size (default: one that gives about 48 buckets)', schema: { type: 'string', enum: Object.keys(BUCKET_CHOICES) } } },
+    responses: { 200: { description: 'the report', schema: ref('CampaignReport') } },
+    problems: [404, 422],
+    handle: async ({ deps, params, query }) => {
+      const bucketMs = query.bucket === undefined ? undefined : BUCKET_CHOICES[query.bucket as string];
+      return { body: await deps.notify.campaigns.getCampaignReport(parseCampaignId(params.id), { bucketMs }) };
+    },
+  },
+];

@@ -1,0 +1,70 @@
+import type { Context } from '../../context.ts';
+import type { StatsService } from '../../core/stats.ts';
+import type { Notify } from '../../notify.ts';
+import type { ImportJobs } from './import-jobs.ts';
+
+/** A JSON Schema (2020-12, the dialect of OpenAPI 3.1). */
+export type JsonSchema = Record<string, unknown>;
+
+export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+/** What every handler can reach: the public operations first, internals only where no public one exists. */
+export interface ApiDeps {
+  notify: Notify;
+  ctx: Context;
+  /** campaign and sequence summaries, with this process's buffered opens and clicks counted */
+  stats: StatsService;
+  imports: ImportJobs;
+}
+
+export interface ApiRequest {
+  deps: ApiDeps;
+  /** path parameters, decoded */
+  params: Record<string, string>;
+  /** the declared query parameters that were given (arrays for array-typed ones) */
+  query: Record<string, string | string[]>;
+  /** the JSON body, validated against the route's schema; the raw bytes for other media types */
+  body: unknown;
+  raw: Request;
+}
+
+export type ApiReply = { status?: number; body?: unknown; headers?: Record<string, string> } | Response;
+
+export interface ApiResponse {
+  description: string;
+  /** the body's schema (application/json unless contentType says otherwise); none = no body */
+  schema?: JsonSchema;
+  contentType?: string;
+}
+
+/**
+ * One operation of the API: its OpenAPI description and its handler, in one place, so the
+ * document at /openapi.json is built from the very list the router serves.
+ */
+export interface ApiRoute {
+  method: Method;
+  /** OpenAPI form, relative to /notify/api/v1: `/contacts/{contact}` */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  description?: string;
+  params?: Record<string, { description: string; schema?: JsonSchema }>;
+  query?: Record<string, { description: string; schema: JsonSchema }>;
+  body?: { schema: JsonSchema; contentType?: 'application/json' | 'text/csv'; description?: string; maxBytes?: number; /** no body at all reads as {} */ optional?: boolean };
+  responses: Record<number, ApiResponse>;
+  /** problem statuses this operation answers besides those every operation can (401, 413, 415, 429, 500, 503) */
+  problems?: number[];
+  /** false: answered without the admin token (only the document itself) */
+  auth?: boolean;
+  handle(req: ApiRequest): Promise<ApiReply>;
+}
+
+export const API_PREFIX = '/notify/api/v1';
+
+/** `/contacts/{contact}` -> `/contacts/:contact` */
+export function honoPath(path: string): string {
+  return API_PREFIX + path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
