@@ -68,11 +68,11 @@ async function scopedList(ctx: Pick<Context, 'store' | 'config'>, campaignId: nu
 }
 
 /**
- * unsubscribeScope 'list': the person leaves the list of the campaign whose link they used and
- * stays subscribed to the others. Membership, event row (metadata names the list) and campaign
+ * The person leaves one list and stays subscribed to the others (unsubscribeScope 'list': the list of
+ * the campaign whose link they used; the preference centre). Membership, event row (metadata names the list) and campaign
  * counter in one transaction; only the request that changes the membership writes and fires.
  */
-async function leaveList(ctx: Ctx, contact: Contact, list: { id: number; name: string }, opts: Required<Pick<SuppressOptions, 'source' | 'sendId' | 'campaignId'>>): Promise<UnsubscribeResult> {
+export async function leaveList(ctx: Omit<Ctx, 'config'>, contact: Contact, list: { id: number; name: string }, opts: Required<Pick<SuppressOptions, 'source' | 'sendId' | 'campaignId'>>): Promise<UnsubscribeResult & { outcome: 'unsubscribed' }> {
   const now = ctx.clock.now();
   const changed = await ctx.store.transaction(async (tx) => {
     if (!(await tx.lists.leave(list.id, contact.id, now))) return false;
@@ -93,7 +93,7 @@ async function leaveList(ctx: Ctx, contact: Contact, list: { id: number; name: s
     return true;
   });
   const updated = { ...contact, lists: contact.lists.filter((l) => l !== list.name) };
-  if (changed) ctx.events.emit('notify:contact.unsubscribed', { contact: updated, source: opts.source as 'link' | 'one-click', sendId: opts.sendId, list: list.name });
+  if (changed) ctx.events.emit('notify:contact.unsubscribed', { contact: updated, source: opts.source, sendId: opts.sendId, list: list.name });
   return { outcome: 'unsubscribed', contact: updated, changed, list: list.name };
 }
 
