@@ -73,6 +73,8 @@ export const configSchema = z
     sendgridWebhookPublicKey: z.string().default(''),
     mailgunWebhookSigningKey: z.string().default(''),
     unsubscribeConfirm: bool.default(false),
+    /** 'all': the unsubscribe link makes the contact `unsubscribed`; 'list': a list campaign's link leaves that list only */
+    unsubscribeScope: z.enum(['all', 'list'], { errorMap: () => ({ message: "must be 'all' or 'list'" }) }).default('all'),
     adminToken: z.string().default(''),
     doubleOptIn: bool.default(false),
     secret: z.string().default(''),

@@ -28,6 +28,7 @@ import { captureRoutes } from './http/capture/index.ts';
 import { clickRoute } from './http/click.ts';
 import { createTrackingFastPath } from './http/fast-path.ts';
 import { openRoute } from './http/open.ts';
+import { preferencesRoute } from './http/preferences.ts';
 import { unsubscribeRoute } from './http/unsubscribe.ts';
 import { webhookRoute } from './http/webhook.ts';
 import { createMailer } from './mail/index.ts';
@@ -108,7 +109,7 @@ export interface InstanceContext extends Context {
   readonly store: Store;
 }
 
-const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, webhookRoute, adminRoutes, apiRoutes, captureRoutes];
+const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, preferencesRoute, webhookRoute, adminRoutes, apiRoutes, captureRoutes];
 
 export async function createNotify(options: CreateNotifyOptions = {}): Promise<Notify> {
   const { clock, fetch: fetchImpl, logger, migrate, tracking, configFile, envFile, env, cwd, ...overrides } = options;

@@ -132,6 +132,7 @@ async function renderFor(ctx: Pick<Context, 'secret' | 'clock'>, host: string, m
     token: send.token,
     sig: scopeSignature(ctx.secret, send.token, message.scope),
     unsubscribeUrl: single ? `${host}/notify/unsubscribe/${contact!.unsubscribe_token}?s=${send.token}` : '',
+    preferencesUrl: single ? `${host}/notify/preferences/${contact!.unsubscribe_token}` : '',
     contact: contact ? contactVars(contact) : undefined,
   };
   const content = await personalize(message.compiled, recipient);

@@ -1,9 +1,11 @@
 import { EventEmitter } from 'node:events';
+import type { UnsubscribeSource } from './suppression.ts';
 import type { Contact, Enrollment } from './types.ts';
 
 /** Application events and their payloads. */
 export interface NotifyEventMap {
-  'notify:contact.unsubscribed': { contact: Contact; source: 'link' | 'one-click' | 'api'; sendId?: number | null };
+  /** `list` set: the person left only that list (unsubscribeScope 'list'); the contact's status is unchanged */
+  'notify:contact.unsubscribed': { contact: Contact; source: UnsubscribeSource; sendId?: number | null; list?: string };
   'notify:contact.bounced': { contact: Contact; message_id: string | null; provider: string | null };
   'notify:contact.complained': { contact: Contact; message_id: string | null; provider: string | null };
   notify_enrollment_failed: { enrollment: Enrollment; error: string };

@@ -3,6 +3,9 @@ import type { CounterName } from './storage/counters.ts';
 import type { StoreTx } from './storage/index.ts';
 import type { Contact, ContactStatus } from './types.ts';
 
+/** where an unsubscribe came from: the link (GET, confirm button), RFC 8058 one-click, the API, the preference centre */
+export type UnsubscribeSource = 'link' | 'one-click' | 'api' | 'preferences';
+
 export type SuppressReason = 'unsubscribed' | 'bounced' | 'complained';
 
 export interface SuppressOptions {
@@ -10,7 +13,7 @@ export interface SuppressOptions {
   sendId?: number | null;
   /** campaign of that send: its `unsubscribed` / `bounced` / `complained` counter goes up by one */
   campaignId?: number | null;
-  source?: 'link' | 'one-click' | 'api';
+  source?: UnsubscribeSource;
   provider?: string | null;
   message_id?: string | null;
 }

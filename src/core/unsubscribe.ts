@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import { suppressIfChanged } from './suppression.ts';
+import { type SuppressOptions, suppressIfChanged } from './suppression.ts';
 import { hashToken, isWellFormedToken } from './tokens.ts';
 import type { Contact } from './types.ts';
 
@@ -11,7 +11,14 @@ import type { Contact } from './types.ts';
 export type UnsubscribeLookup = { outcome: 'valid'; contact: Contact } | { outcome: 'invalid' } | { outcome: 'expired' };
 
 export type UnsubscribeResult =
-  | { outcome: 'unsubscribed'; contact: Contact; /** false when the contact had already unsubscribed */ changed: boolean }
+  | {
+      outcome: 'unsubscribed';
+      contact: Contact;
+      /** false when the contact had already unsubscribed (or left that list) */
+      changed: boolean;
+      /** the list the person left (unsubscribeScope 'list', a list campaign's link); absent: from everything */
+      list?: string;
+    }
   | { outcome: 'invalid' }
   | { outcome: 'expired' };
 
@@ -21,7 +28,7 @@ export interface UnsubscribeOptions {
   sendToken?: string | null;
 }
 
-type Ctx = Pick<Context, 'store' | 'clock' | 'events'>;
+type Ctx = Pick<Context, 'store' | 'clock' | 'events' | 'config'>;
 
 export async function findUnsubscribe(ctx: Pick<Context, 'store'>, token: string | undefined): Promise<UnsubscribeLookup> {
   // Malformed tokens never reach the database.
@@ -38,8 +45,56 @@ export async function unsubscribe(ctx: Ctx, token: string | undefined, opts: Uns
   // The send is looked up first so the status change, event row and campaign counter land in one
   // transaction; of several concurrent requests only the one that changes the status acts.
   const send = await attributedSend(ctx, found.contact.id, opts.sendToken);
+  const list = await scopedList(ctx, send?.campaign_id);
+  if (list) return leaveList(ctx, found.contact, list, { source: opts.source, sendId: send?.id ?? null, campaignId: send?.campaign_id ?? null });
   const { contact, changed } = await suppressIfChanged(ctx, found.contact, 'unsubscribed', { source: opts.source, sendId: send?.id ?? null, campaignId: send?.campaign_id ?? null });
   return { outcome: 'unsubscribed', contact, changed };
+}
+
+/**
+ * The list the link of that send leaves under unsubscribeScope 'list': its campaign's list.
+ * undefined (everything) for scope 'all', a campaign to everyone, a drip step or a one-off send.
+ */
+export async function unsubscribeList(ctx: Pick<Context, 'store' | 'config'>, contact: Contact, sendToken: string | null | undefined): Promise<string | undefined> {
+  if (ctx.config.unsubscribeScope !== 'list') return undefined;
+  const send = await attributedSend(ctx, contact.id, sendToken);
+  return (await scopedList(ctx, send?.campaign_id))?.name;
+}
+
+async function scopedList(ctx: Pick<Context, 'store' | 'config'>, campaignId: number | null | undefined) {
+  if (ctx.config.unsubscribeScope !== 'list' || !campaignId) return undefined;
+  const campaign = await ctx.store.campaigns.getById(campaignId);
+  return campaign?.list ? ctx.store.lists.byName(campaign.list) : undefined;
+}
+
+/**
+ * The person leaves one list and stays subscribed to the others (unsubscribeScope 'list': the list of
+ * the campaign whose link they used; the preference centre). Membership, event row (metadata names the list) and campaign
+ * counter in one transaction; only the request that changes the membership writes and fires.
+ */
+export async function leaveList(ctx: Omit<Ctx, 'config'>, contact: Contact, list: { id: number; name: string }, opts: Required<Pick<SuppressOptions, 'source' | 'sendId' | 'campaignId'>>): Promise<UnsubscribeResult & { outcome: 'unsubscribed' }> {
+  const now = ctx.clock.now();
+  const changed = await ctx.store.transaction(async (tx) => {
+    if (!(await tx.lists.leave(list.id, contact.id, now))) return false;
+    await tx.events.insertMany([
+      {
+        type: 'unsubscribe',
+        send_id: opts.sendId,
+        contact_id: contact.id,
+        campaign_id: opts.campaignId,
+        link_index: null,
+        metadata: { source: opts.source, list: list.name },
+        is_machine: 0,
+        machine_reason: null,
+        created_at: now,
+      },
+    ]);
+    if (opts.campaignId) await tx.counters.add(new Map([[opts.campaignId, { unsubscribed: 1 }]]));
+    return true;
+  });
+  const updated = { ...contact, lists: contact.lists.filter((l) => l !== list.name) };
+  if (changed) ctx.events.emit('notify:contact.unsubscribed', { contact: updated, source: opts.source, sendId: opts.sendId, list: list.name });
+  return { outcome: 'unsubscribed', contact: updated, changed, list: list.name };
 }
 
 /** Only a send that went to this very contact can take the credit. */

@@ -1,6 +1,6 @@
 import type { Context as HonoContext } from 'hono';
 import { isWellFormedToken } from '../core/tokens.ts';
-import { findUnsubscribe, maskEmail, type UnsubscribeLookup, unsubscribe } from '../core/unsubscribe.ts';
+import { findUnsubscribe, maskEmail, type UnsubscribeLookup, unsubscribe, unsubscribeList } from '../core/unsubscribe.ts';
 import type { HttpParts, RouteModule } from './app.ts';
 import { readCapped } from './read-body.ts';
 import { viewPage } from './view-page.ts';
@@ -46,7 +46,7 @@ async function postSource(req: Request): Promise<'link' | 'one-click'> {
 async function act(c: HonoContext, parts: HttpParts, token: string, source: 'link' | 'one-click'): Promise<Response> {
   const result = await unsubscribe(parts.ctx, token, { source, sendToken: c.req.query('s') });
   if (result.outcome !== 'unsubscribed') return outcomePage(c, parts, result);
-  return viewPage(c, parts, 'unsubscribe_success', { email: maskEmail(result.contact.email), already: !result.changed });
+  return viewPage(c, parts, 'unsubscribe_success', { email: maskEmail(result.contact.email), already: !result.changed, list: result.list ?? null, preferences_url: preferencesPath(token) });
 }
 
 async function confirmPage(c: HonoContext, parts: HttpParts, token: string): Promise<Response> {
@@ -55,8 +55,13 @@ async function confirmPage(c: HonoContext, parts: HttpParts, token: string): Pro
   const s = c.req.query('s');
   // Relative action: the form posts back to the host that served it (CSP form-action 'self').
   const action = `/notify/unsubscribe/${encodeURIComponent(token)}${isWellFormedToken(s) ? `?s=${s}` : ''}`;
-  return viewPage(c, parts, 'unsubscribe_confirm', { email: maskEmail(found.contact.email), action, already: found.contact.status === 'unsubscribed' });
+  const list = await unsubscribeList(parts.ctx, found.contact, s);
+  const already = list ? !found.contact.lists.includes(list) : found.contact.status === 'unsubscribed';
+  return viewPage(c, parts, 'unsubscribe_confirm', { email: maskEmail(found.contact.email), action, already, list: list ?? null, preferences_url: preferencesPath(token) });
 }
+
+/** Relative, like the confirm form's action: the page links to the host that served it. */
+const preferencesPath = (token: string) => `/notify/preferences/${encodeURIComponent(token)}`;
 
 function outcomePage(c: HonoContext, parts: HttpParts, r: Exclude<UnsubscribeLookup, { outcome: 'valid' }>): Promise<Response> {
   return viewPage(c, parts, r.outcome === 'expired' ? 'unsubscribe_expired' : 'unsubscribe_invalid', {}, STATUS[r.outcome]);

@@ -1,18 +1,19 @@
 import type { Variant } from '../render/compile.ts';
-import { type Recipient, valueIndex } from '../render/personalize.ts';
+import { FIXED_VALUES, type Recipient, valueIndex } from '../render/personalize.ts';
 import { qpEncode, qpSpliceValue } from './encoding.ts';
 
 /**
  * A recipient's values, quoted-printable encoded once each (a token appears in every link, so
  * encoding per occurrence would cost more than the rest of the message), in valueIndex order.
- * `shared` reuses the token, signature and unsubscribe encodings of the other part.
+ * `shared` reuses the token, signature, unsubscribe and preferences encodings of the other part.
  */
 export function encodeValues(r: Recipient, slotValues: string[], shared?: Buffer[]): Buffer[] {
-  const out: Buffer[] = new Array(3 + slotValues.length);
+  const out: Buffer[] = new Array(FIXED_VALUES + slotValues.length);
   out[0] = shared ? shared[0] : qpSpliceValue(r.token);
   out[1] = shared ? shared[1] : qpSpliceValue(r.sig);
   out[2] = shared ? shared[2] : qpSpliceValue(r.unsubscribeUrl);
-  for (let i = 0; i < slotValues.length; i++) out[3 + i] = qpSpliceValue(slotValues[i]);
+  out[3] = shared ? shared[3] : qpSpliceValue(r.preferencesUrl ?? '');
+  for (let i = 0; i < slotValues.length; i++) out[FIXED_VALUES + i] = qpSpliceValue(slotValues[i]);
   return out;
 }
 

@@ -1,6 +1,6 @@
 import type { CompiledMessage, Variant } from './compile.ts';
 import { escapeHtml, renderSync, unescapeHtml } from './liquid.ts';
-import { type Part, SIG, TOKEN, UNSUB } from './tracking-rewrite.ts';
+import { type Part, PREFS, SIG, TOKEN, UNSUB } from './tracking-rewrite.ts';
 
 /** What differs between two recipients of one compiled message. */
 export interface Recipient {
@@ -9,6 +9,8 @@ export interface Recipient {
   sig: string;
   /** '' when the send has no single contact to unsubscribe */
   unsubscribeUrl: string;
+  /** the preference centre of the contact; '' (or absent) when the send has no single contact */
+  preferencesUrl?: string;
   /** Liquid `contact` variable; undefined when the message has no single contact */
   contact?: Record<string, unknown>;
 }
@@ -53,6 +55,7 @@ function slotValue(p: number, r: Recipient, values: string[]): string {
   if (p === TOKEN) return r.token;
   if (p === SIG) return r.sig;
   if (p === UNSUB) return r.unsubscribeUrl;
+  if (p === PREFS) return r.preferencesUrl ?? '';
   return values[p] ?? '';
 }
 
@@ -63,5 +66,6 @@ export function joinParts(parts: Part[], r: Recipient, values: string[]): string
   return out;
 }
 
-/** Where a part's value sits among a recipient's values: 0 token, 1 sig, 2 unsubscribe URL, 3+i slot i. */
-export const valueIndex = (p: number) => (p < 0 ? -p - 1 : p + 3);
+/** Where a part's value sits among a recipient's values: 0 token, 1 sig, 2 unsubscribe URL, 3 preferences URL, 4+i slot i. */
+export const FIXED_VALUES = 4;
+export const valueIndex = (p: number) => (p < 0 ? -p - 1 : p + FIXED_VALUES);

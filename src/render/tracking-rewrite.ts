@@ -9,17 +9,20 @@ import { SLOT_CLOSE, SLOT_OPEN } from './liquid.ts';
 export const TOKEN = -1;
 export const SIG = -2;
 export const UNSUB = -3;
-/** A piece of a compiled body: literal text, or a per-recipient value (TOKEN, SIG, UNSUB, or slot index >= 0). */
+export const PREFS = -4;
+/** A piece of a compiled body: literal text, or a per-recipient value (TOKEN, SIG, UNSUB, PREFS, or slot index >= 0). */
 export type Part = string | number;
 
 const M_OPEN = '\uE002';
 const M_CLOSE = '\uE003';
 const UNSUB_MARK = `${M_OPEN}U${M_CLOSE}`;
+const PREFS_MARK = `${M_OPEN}R${M_CLOSE}`;
 const PIXEL_MARK = `${M_OPEN}P${M_CLOSE}`;
 const linkMark = (n: number) => `${M_OPEN}L${n}${M_CLOSE}`;
 
 export const PIXEL_PLACEHOLDER = '{notify_tracking_pixel}';
 export const UNSUB_PLACEHOLDER = '{notify_unsubscribe_url}';
+export const PREFS_PLACEHOLDER = '{notify_preferences_url}';
 
 /** Collects the distinct http(s) destinations of one message in order of first appearance. */
 export class LinkCollector {
@@ -39,7 +42,7 @@ export class LinkCollector {
 /** Markdown turns `{x}` in a link into `%7Bx%7D` and markers into percent-escapes: undo that first. */
 export function normalizePlaceholders(html: string): string {
   return html
-    .replace(/%7Bnotify_(unsubscribe_url|tracking_pixel)%7D/gi, '{notify_$1}')
+    .replace(/%7Bnotify_(unsubscribe_url|preferences_url|tracking_pixel)%7D/gi, '{notify_$1}')
     .replace(/%EE%80%80(\d+)%EE%80%81/gi, `${SLOT_OPEN}$1${SLOT_CLOSE}`);
 }
 
@@ -73,7 +76,7 @@ const HREF = /(\shref\s*=\s*)(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i;
 const TRACKABLE = /^https?:\/\//i;
 
 /**
- * Every href beginning with http:// or https:// becomes a link marker; the unsubscribe placeholder,
+ * Every href beginning with http:// or https:// becomes a link marker; the unsubscribe and preferences placeholders,
  * mailto:, tel: and anything else stay as they are. A URL that differs per recipient (it holds a
  * Liquid slot) cannot be one of the message's stored destinations and is left untracked.
  */
@@ -101,7 +104,7 @@ export function markText(text: string, links: LinkCollector): string {
 }
 
 function markPlaceholders(s: string): string {
-  return s.replaceAll(UNSUB_PLACEHOLDER, UNSUB_MARK).replaceAll(PIXEL_PLACEHOLDER, PIXEL_MARK);
+  return s.replaceAll(UNSUB_PLACEHOLDER, UNSUB_MARK).replaceAll(PREFS_PLACEHOLDER, PREFS_MARK).replaceAll(PIXEL_PLACEHOLDER, PIXEL_MARK);
 }
 
 /** Trailing sentence punctuation is not part of a URL in prose; a closing paren is unless it closes one of the URL's own. */
@@ -124,7 +127,7 @@ export interface SplitOptions {
   positions: number[];
 }
 
-const MARK = /\uE002(U|P|L\d+)\uE003|\uE000(\d+)\uE001/g;
+const MARK = /\uE002(U|R|P|L\d+)\uE003|\uE000(\d+)\uE001/g;
 
 /** Turns marked text into parts; adjacent literal text is merged. */
 export function split(s: string, opts: SplitOptions): Part[] {
@@ -140,6 +143,7 @@ export function split(s: string, opts: SplitOptions): Part[] {
     last = m.index + m[0].length;
     if (m[2] !== undefined) parts.push(Number(m[2]));
     else if (m[1] === 'U') parts.push(UNSUB);
+    else if (m[1] === 'R') parts.push(PREFS);
     else if (m[1] === 'P') {
       lit(`<img src="${opts.host}/notify/open/`);
       parts.push(TOKEN);

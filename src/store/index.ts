@@ -59,6 +59,7 @@ export function createStore(url: string): Store {
           counters: createCountersRepo(trx),
           enrollments: createEnrollmentsRepo(trx, dialect),
           events: createEventsRepo(trx),
+          lists: createListsRepo(trx, dialect),
           sends: createSendsRepo(trx),
           webhookReceipts: createWebhookReceiptsRepo(trx),
         }),

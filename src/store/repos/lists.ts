@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { ListsRepo } from '../../core/storage/lists.ts';
+import type { ListsRepo, Membership } from '../../core/storage/lists.ts';
 import type { StoreDialect } from '../dialect.ts';
 import { toDate } from '../rows.ts';
 import type { Database } from '../schema.ts';
@@ -72,6 +72,33 @@ export function createListsRepo(db: Kysely<Database>, dialect: StoreDialect): Li
           }),
         )
         .execute();
+    },
+    async leave(listId, contactId, now) {
+      const res = await db
+        .updateTable('notify_list_members')
+        .set({ status: 'unsubscribed', unsubscribed_at: now })
+        .where('list_id', '=', listId)
+        .where('contact_id', '=', contactId)
+        .where('status', '=', 'subscribed')
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
+    },
+    async membershipsOf(contactId) {
+      const rows = await db
+        .selectFrom('notify_lists as l')
+        .leftJoin('notify_list_members as m', (j) => j.onRef('m.list_id', '=', 'l.id').on('m.contact_id', '=', contactId))
+        .select(['l.id', 'l.name', 'l.description', 'l.public', 'm.status'])
+        .where((eb) => eb.or([eb('m.contact_id', 'is not', null), eb('l.public', '=', 1)]))
+        .orderBy('l.name')
+        .orderBy('l.id')
+        .execute();
+      return rows.map((r) => ({
+        id: Number(r.id),
+        name: r.name,
+        description: r.description,
+        public: Number(r.public) === 1,
+        status: (r.status ?? null) as Membership['status'],
+      }));
     },
   };
 }
