@@ -105,9 +105,11 @@ local_recipient_maps =
 alias_maps =
 alias_database =
 recipient_delimiter = +
-virtual_mailbox_domains = $BOUNCE_DOMAIN
+# bounce.test lands in INBOX; e2e-<engine>.bounce.test in folder e2e-<engine>, so the end-to-end
+# workers (which poll their folder on their own) never see another test's reports
+virtual_mailbox_domains = $BOUNCE_DOMAIN, e2e-sqlite.$BOUNCE_DOMAIN, e2e-postgres.$BOUNCE_DOMAIN
 virtual_mailbox_base = $DIR/mail
-virtual_mailbox_maps = inline:{ bounces@$BOUNCE_DOMAIN=$USER_NAME/Maildir/ }
+virtual_mailbox_maps = inline:{ bounces@$BOUNCE_DOMAIN=$USER_NAME/Maildir/, bounces@e2e-sqlite.$BOUNCE_DOMAIN=$USER_NAME/Maildir/.e2e-sqlite/, bounces@e2e-postgres.$BOUNCE_DOMAIN=$USER_NAME/Maildir/.e2e-postgres/ }
 virtual_uid_maps = static:$MAIL_UID
 virtual_gid_maps = static:$MAIL_GID
 virtual_minimum_uid = 1

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseMailboxUrl } from './bounces/mailbox-url.ts';
 import { envName, type Layer, readConfigFile, readEnvFile, readEnvironment } from './config-sources.ts';
 import { NotifyError } from './errors.ts';
 import { limiterStores } from './http/rate-limit/registry.ts';
@@ -37,6 +38,31 @@ const webhookDriverSpec = z.union([
   ),
   z.custom<object>((v) => typeof v === 'object' && v !== null && typeof (v as { verifySignature?: unknown }).verifySignature === 'function', 'must be a WebhookDriverInterface'),
 ]);
+/** `{ domainName, keySelector, privateKey }`, or the same as JSON text (from .env or the environment). */
+const dkimSpec = z.preprocess(
+  (v) => {
+    if (typeof v !== 'string') return v;
+    if (v.trim() === '') return undefined;
+    try {
+      return JSON.parse(v);
+    } catch {
+      return v;
+    }
+  },
+  z
+    .object(
+      {
+        domainName: z.string().regex(/^[A-Za-z0-9.-]+$/, 'must be a domain name'),
+        keySelector: z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be a DNS label'),
+        privateKey: z.string().min(1, 'must be a PEM private key'),
+      },
+      { invalid_type_error: 'must be an object { domainName, keySelector, privateKey } (JSON text from .env or the environment)' },
+    )
+    .strict()
+    .optional(),
+);
+const domainName = z.string().refine((v) => v === '' || /^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(v), 'must be a domain name');
+
 const rateLimitStore = z.string().refine((v) => limiterStores.accepts(v), () => ({ message: `must be ${listOf(limiterStores.forms)}` }));
 
 /** Every option, its type and its default: the interface spec's options first, then notify's own. */
@@ -78,6 +104,19 @@ export const configSchema = z
     adminToken: z.string().default(''),
     doubleOptIn: bool.default(false),
     secret: z.string().default(''),
+    /** imaps://user:pass@host:993/INBOX: the worker reads bounces and feedback reports from it */
+    bounceMailbox: z.string().default(''),
+    /** the domain of the VERP return path bounces+<send token>@<bounceDomain>; required with bounceMailbox */
+    bounceDomain: domainName.default(''),
+    /** List-Id: <list.listIdDomain> on list campaigns */
+    listIdDomain: domainName.default(''),
+    /** Feedback-ID template: {campaign}, {list}, {kind} (campaign, drip, send, test) */
+    feedbackId: z.string().default(''),
+    /** the name given in EHLO; default the machine's host name */
+    smtpName: domainName.default(''),
+    dkim: dkimSpec,
+    trackOpens: bool.default(true),
+    trackClicks: bool.default(true),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();
@@ -134,9 +173,24 @@ export async function loadConfig(overrides: Partial<ConfigInput> = {}, opts: Loa
     const option = String(issue.path[0] ?? '');
     const source = sourceOf[option] ?? 'defaults';
     const shown = typeof merged[option] === 'object' ? '' : ` (got ${JSON.stringify(merged[option])})`;
-    throw new NotifyError('CONFIG_INVALID', `Option '${option}' from ${source} ${issue.message}${shown}`, { option, source });
+    const field = issue.path.join('.') || option;
+    throw new NotifyError('CONFIG_INVALID', `Option '${field}' from ${source} ${issue.message}${shown}`, { option, source });
   }
+  checkBounceOptions(parsed.data, sourceOf);
   return Object.freeze({ ...parsed.data, snsTopicArns: Object.freeze([...parsed.data.snsTopicArns]) as string[] });
+}
+
+/** A bounce mailbox needs the domain its return paths use, and a URL it can log in with. */
+function checkBounceOptions(c: { bounceMailbox: string; bounceDomain: string }, sourceOf: Record<string, string>): void {
+  if (!c.bounceMailbox) return;
+  if (!c.bounceDomain) {
+    throw new NotifyError('CONFIG_INVALID', `Option 'bounceMailbox' from ${sourceOf.bounceMailbox} needs 'bounceDomain' too: set ${whereToSet('bounceDomain')}`, { option: 'bounceDomain' });
+  }
+  try {
+    parseMailboxUrl(c.bounceMailbox);
+  } catch (err) {
+    throw new NotifyError('CONFIG_INVALID', `Option 'bounceMailbox' from ${sourceOf.bounceMailbox}: ${(err as Error).message}`, { option: 'bounceMailbox', source: sourceOf.bounceMailbox });
+  }
 }
 
 /** How a user sets an option, for messages about a missing one: every source that can hold it. */

@@ -31,6 +31,8 @@ import { openRoute } from './http/open.ts';
 import { preferencesRoute } from './http/preferences.ts';
 import { unsubscribeRoute } from './http/unsubscribe.ts';
 import { webhookRoute } from './http/webhook.ts';
+import { type BounceMailbox, createBounceMailbox } from './bounces/index.ts';
+import { applyWebhookEvents } from './core/webhook-events.ts';
 import { createMailer } from './mail/index.ts';
 import { composerFor } from './mail/message.ts';
 import { createViews } from './render/views.ts';
@@ -99,6 +101,12 @@ export interface Notify {
   /** writes buffered open/click events now (close() does it too) */
   flush(): Promise<void>;
   on<E extends NotifyEventName>(event: E, fn: (payload: NotifyEventMap[E]) => void | Promise<void>): () => void;
+  /**
+   * The bounce mailbox (options bounceMailbox + bounceDomain), undefined without one. Each poll
+   * applies the reports it can map to a send exactly as webhook events are applied; the worker polls
+   * it every round.
+   */
+  readonly bounces: BounceMailbox | undefined;
   /** internals for the CLI and tests */
   readonly context: InstanceContext;
   close(): Promise<void>;
@@ -131,6 +139,19 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
   }
 }
 
+/** The mailbox wired to this instance: sends found by token, events applied as the webhook route applies them. */
+function bounceMailboxFor(ctx: InstanceContext): BounceMailbox | undefined {
+  const { bounceMailbox, bounceDomain } = ctx.config;
+  if (!bounceMailbox) return undefined;
+  return createBounceMailbox({
+    url: bounceMailbox,
+    bounceDomain,
+    lookupSend: (token) => ctx.store.sends.getByToken(token),
+    apply: (events, receipt) => applyWebhookEvents(ctx, 'bounce-mailbox', events, receipt.id),
+    log: ctx.log,
+  });
+}
+
 function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webhook?: ResolvedDriver): Notify {
   const contacts = createContactsService(ctx);
   const lists = createListsService(ctx);
@@ -141,6 +162,7 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
   const drips = createDripsService(ctx);
   const closers: (() => Promise<void>)[] = [];
   const clicks = createClickResolver(ctx);
+  const bounces = bounceMailboxFor(ctx);
   const app = createApp({ ctx, recorder, clicks, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn), webhook, notify: () => self }, ROUTES);
   const viaHono = getRequestListener((request, env) => app.fetch(request, env));
   const fastPath = createTrackingFastPath(ctx, recorder, clicks);
@@ -206,12 +228,14 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
     },
     flush: () => recorder.flush(),
     on: (event, fn) => ctx.events.on(event, fn),
+    bounces,
     context: ctx,
     async close() {
       if (closed) return;
       closed = true;
       // Buffered tracking events go to the database before it closes.
       await recorder.close();
+      await bounces?.close();
       for (const fn of closers) await fn().catch((err) => ctx.log.error({ err }, 'close failed'));
       await ctx.mailer.close?.();
       await ctx.store.close();

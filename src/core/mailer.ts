@@ -22,6 +22,11 @@ export interface OutgoingMessage {
   raw?: Buffer;
   /** the Message-ID header value inside `raw` (angle brackets included) */
   messageId?: string;
+  /**
+   * the envelope sender (SMTP MAIL FROM, where bounces go); default the From address. With a bounce
+   * mailbox it is the send's VERP address.
+   */
+  envelopeFrom?: string;
 }
 
 export interface MailResult {

@@ -29,7 +29,8 @@ export function createOutboxMailer(dir: string, cwd = process.cwd()): Mailer {
         );
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${m.sendToken.replace(/[^A-Za-z0-9_-]/g, '')}.eml`;
       const tmp = join(root, `.${name}.tmp`);
-      await writeFile(tmp, raw);
+      // What the receiving server would add from MAIL FROM, so the file shows where bounces go.
+      await writeFile(tmp, m.envelopeFrom ? Buffer.concat([Buffer.from(`Return-Path: <${m.envelopeFrom}>\r\n`), raw]) : raw);
       await rename(tmp, join(root, name));
       return { messageId: m.messageId };
     },

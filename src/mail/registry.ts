@@ -15,6 +15,8 @@ export interface TransportDeps {
   cwd?: string;
   /** where credentials are read from (SES: AWS_*); default process.env */
   env?: Record<string, string | undefined>;
+  /** the EHLO name of SMTP connections (option smtpName) */
+  smtpName?: string;
 }
 
 const url = /^\/\/\S+$/;
@@ -24,8 +26,8 @@ const url = /^\/\/\S+$/;
  * the option's validation and its error message follow from this list.
  */
 export const mailTransports = new Registry<TransportDeps, Mailer>('mailer')
-  .register('smtp', { usage: 'smtp://...', argument: url, create: (spec) => createSmtpMailer(spec) })
-  .register('smtps', { usage: 'smtps://...', argument: url, create: (spec) => createSmtpMailer(spec) })
+  .register('smtp', { usage: 'smtp://...', argument: url, create: (spec, d) => createSmtpMailer(spec, d) })
+  .register('smtps', { usage: 'smtps://...', argument: url, create: (spec, d) => createSmtpMailer(spec, d) })
   .register('ses', { usage: 'ses', create: (_, d) => createSesMailer(sesOptionsFromEnv(d.env ?? process.env, d.fetch)) })
   .register('outbox', { usage: 'outbox:<dir>', argument: /^./, create: (spec, d) => createOutboxMailer(spec.slice('outbox:'.length), d.cwd) })
   .register('log', { usage: 'log', create: (_, d) => createLogMailer(d.log) });

@@ -10,7 +10,7 @@ export function addressOf(from: string): string {
 }
 
 export function envelopeOf(m: OutgoingMessage): { from: string; to: string[] } {
-  return { from: addressOf(m.from), to: [...m.to, ...(m.cc ?? []), ...(m.bcc ?? [])] };
+  return { from: m.envelopeFrom ?? addressOf(m.from), to: [...m.to, ...(m.cc ?? []), ...(m.bcc ?? [])] };
 }
 
 /**
@@ -40,7 +40,7 @@ function withConnectionCode(err: unknown): never {
  * `rejectUnauthorized=false` for self-signed test servers. Connections are pooled and reused across
  * messages; a pre-built message (`raw`) is streamed as-is, so nodemailer composes nothing per recipient.
  */
-export function createSmtpMailer(url: string): Mailer {
+export function createSmtpMailer(url: string, opts: { smtpName?: string } = {}): Mailer {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -55,6 +55,8 @@ export function createSmtpMailer(url: string): Mailer {
     port: Number(parsed.port) || (secure ? 465 : 587),
     secure,
     auth: parsed.username ? { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } : undefined,
+    // EHLO name: without one nodemailer says the machine's host name, or [127.0.0.1] when it has none
+    name: opts.smtpName,
     maxConnections: Number(q.get('maxConnections')) || 5,
     maxMessages: Number.POSITIVE_INFINITY,
     // A message whose connection closes under it fails (a connection error, so transient) instead of

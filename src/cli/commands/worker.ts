@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { BounceMailbox } from '../../bounces/index.ts';
 import { runCampaign } from '../../core/campaign-run.ts';
 import { runDrips } from '../../core/drip-run.ts';
 import { NotifyError } from '../../errors.ts';
@@ -69,7 +70,20 @@ async function round(notify: Notify, signal: AbortSignal): Promise<boolean> {
     if (r.sent + r.failed + r.suppressed + r.interrupted > 0 || r.done) console.log(summary(r));
     if (!r.done && r.sent + r.failed + r.suppressed > 0) more = true;
   }
+  if (notify.bounces && !signal.aborted) await pollBounces(notify.bounces);
   return more;
+}
+
+/** A mailbox that cannot be read (gone, wrong password) is reported each round; sending goes on. */
+async function pollBounces(mailbox: BounceMailbox): Promise<void> {
+  try {
+    const r = await mailbox.poll();
+    if (r.processed + r.skipped + r.failed > 0) {
+      console.log(`bounce mailbox: ${r.processed} processed, ${r.skipped} left for a person, ${r.failed} to retry`);
+    }
+  } catch (err) {
+    console.error(`notify worker: bounce mailbox poll failed: ${err instanceof NotifyError ? `${err.message} [${err.code}]` : (err as Error).message}`);
+  }
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

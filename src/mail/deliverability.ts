@@ -1,0 +1,39 @@
+import { verpAddress } from '../bounces/verp.ts';
+import type { Mailer, OutgoingMessage } from './contract.ts';
+import { createDkimSigner, type DkimOptions } from './dkim.ts';
+import { composeMime } from './mime.ts';
+
+export interface DeliverabilityOptions {
+  /** sends leave with envelope sender bounces+<send token>@<bounceDomain> */
+  bounceDomain?: string;
+  dkim?: DkimOptions;
+  now?: () => number;
+}
+
+/**
+ * What every message gets whatever the transport (SMTP, SES, outbox, log, an application's own
+ * mailer): the VERP envelope sender and the DKIM signature. Signing happens here, on the finished
+ * bytes, so campaigns, drips, one-off and test sends and the double opt-in email are all signed.
+ * A message handed over without `raw` is composed first (its html/text are no longer used).
+ */
+export function withDeliverability(mailer: Mailer, o: DeliverabilityOptions): Mailer {
+  if (!o.bounceDomain && !o.dkim) return mailer;
+  const sign = o.dkim ? createDkimSigner(o.dkim) : undefined;
+  const now = o.now ?? Date.now;
+  // Set on the message itself: the composer's message has lazy html/text getters a copy would run.
+  const prepare = (m: OutgoingMessage): OutgoingMessage => {
+    if (o.bounceDomain) m.envelopeFrom = verpAddress(m.sendToken, o.bounceDomain);
+    if (sign) {
+      const messageId = m.messageId ?? `<${m.sendToken}@${o.dkim!.domainName}>`;
+      const raw = m.raw ?? composeMime({ from: m.from, to: m.to, cc: m.cc, subject: m.subject, date: now(), messageId, headers: m.headers }, m.text, m.html);
+      m.raw = sign(raw, now());
+      m.messageId = messageId;
+    }
+    return m;
+  };
+  return {
+    name: mailer.name,
+    send: (m) => mailer.send(prepare(m)),
+    close: mailer.close && (() => mailer.close!()),
+  };
+}
