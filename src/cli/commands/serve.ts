@@ -1,9 +1,11 @@
+import cluster from 'node:cluster';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import { NotifyError } from '../../errors.ts';
 import { createNotify, type Notify } from '../../notify.ts';
 import { configSources } from '../open.ts';
+import { announceListening, parseWorkers, runPrimary } from './serve-workers.ts';
 
 export interface ServeOptions {
   port: number;
@@ -11,6 +13,8 @@ export interface ServeOptions {
   /** how long in-flight requests get to finish on SIGTERM before their sockets are closed */
   graceMs?: number;
   log?: (line: string) => void;
+  /** called after a stop (instead of logging `notify: stopped`) with the number of requests this process received */
+  stopped?: (requests: number) => void;
 }
 
 /**
@@ -43,7 +47,17 @@ export async function startServer(
     await new Promise<void>((resolve) => server.close(() => resolve()));
     throw err;
   }
-  server.on('request', notify.listener);
+  let requests = 0;
+  const listener = notify.listener;
+  server.on(
+    'request',
+    opts.stopped
+      ? (req, res) => {
+          requests++;
+          listener(req, res);
+        }
+      : listener,
+  );
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -53,7 +67,8 @@ export async function startServer(
       await closed;
       clearTimeout(force);
       await notify.close();
-      log('notify: stopped');
+      if (opts.stopped) opts.stopped(requests);
+      else log('notify: stopped');
     })());
   const onSignal = (signal: NodeJS.Signals) => {
     log(`notify: ${signal} received, finishing requests and writing buffered events`);
@@ -77,19 +92,61 @@ export function registerServe(program: Command): void {
     .description('serve the /notify/* endpoints (open, click, unsubscribe, webhook, capture) on node:http')
     .option('-p, --port <port>', 'port to listen on (0 picks a free one)', process.env.PORT ?? '3000')
     .option('--host <host>', 'address to bind', '0.0.0.0')
-    .action(async (opts: { port: string; host: string }, cmd: Command) => {
+    .option('-w, --workers <n>', 'worker processes sharing the port (node:cluster), for machines with more cores', '1')
+    .action(async (opts: { port: string; host: string; workers: string }, cmd: Command) => {
       const port = Number(opts.port);
       if (!/^\d+$/.test(opts.port) || port > 65535) throw new NotifyError('INVALID_INPUT', `--port must be a number from 0 to 65535 (got ${JSON.stringify(opts.port)})`);
+      const workers = parseWorkers(opts.workers);
+      if (cluster.isWorker) return serveWorker(cmd, port, opts.host);
       const notify = await createNotify(configSources(cmd));
+      if (workers > 1) {
+        // The primary checks the configuration and migrates once, then only supervises.
+        const memory = notify.config.database === 'sqlite::memory:';
+        const adminToken = !!notify.config.adminToken;
+        await notify.close();
+        if (memory) throw new NotifyError('INVALID_INPUT', '--workers needs a database every worker process opens; sqlite::memory: is private to one process');
+        process.exitCode = await runPrimary({
+          workers,
+          onListening: (url) => {
+            console.log(`notify: listening on ${url} (routes under /notify/), ${workers} worker processes`);
+            if (adminToken) printAdminLink(opts.host, url);
+          },
+        });
+        return;
+      }
       try {
         const { url } = await startServer(notify, { port, host: opts.host });
-        // the token itself stays out of logs: whoever runs the server has it in their configuration
-        if (notify.config.adminToken) console.log(`notify: admin pages at ${linkBase(opts.host, Number(new URL(url).port))}/notify/admin (any user name; the adminToken is the password)`);
+        if (notify.config.adminToken) printAdminLink(opts.host, url);
       } catch (err) {
         await notify.close();
         throw err;
       }
     });
+}
+
+/** One worker of `serve --workers`: a plain server whose lines name its process; the primary prints the URL. */
+async function serveWorker(cmd: Command, port: number, host: string): Promise<void> {
+  const tag = `notify[worker ${process.pid}]`;
+  const notify = await createNotify(configSources(cmd));
+  try {
+    const { url } = await startServer(notify, {
+      port,
+      host,
+      log: (line) => {
+        if (!line.startsWith('notify: listening')) console.log(line.replace(/^notify:/, `${tag}:`));
+      },
+      stopped: (requests) => console.log(`${tag}: stopped after ${requests} requests`),
+    });
+    announceListening(url);
+  } catch (err) {
+    await notify.close();
+    throw err;
+  }
+}
+
+// the token itself stays out of logs: whoever runs the server has it in their configuration
+function printAdminLink(host: string, url: string): void {
+  console.log(`notify: admin pages at ${linkBase(host, Number(new URL(url).port))}/notify/admin (any user name; the adminToken is the password)`);
 }
 
 /** Links printed for a browser on this machine use a name it reaches, whatever address is bound. */
