@@ -7,7 +7,7 @@ import type { IssuedLink } from './optin.ts';
 import { requireReferences } from './segment-references.ts';
 import { parseSegment, type Segment } from './segments.ts';
 import { suppressIfChanged } from './suppression.ts';
-import type { ContactFilter } from './storage/contacts.ts';
+import type { ContactFilter, ContactWrite } from './storage/contacts.ts';
 import { CONTACT_STATUSES, type Contact, type ContactInput, type ContactStatus, isSuppressedStatus } from './types.ts';
 
 const MAX_ATTRIBUTES_BYTES = 16 * 1024;
@@ -53,6 +53,13 @@ export interface ContactPage {
 
 export interface ContactsService {
   upsert(input: ContactInput, options?: UpsertOptions): Promise<Contact>;
+  /**
+   * Several upserts in one transaction (imports): each exactly what upsert() would do; a bad input
+   * refuses the whole call (NotifyError) before anything is written.
+   */
+  upsertMany(items: { input: ContactInput; options?: UpsertOptions }[]): Promise<void>;
+  /** the contacts of those addresses that exist, by email key (see email.ts emailKey) */
+  getMany(emails: string[]): Promise<Map<string, Contact>>;
   list(query?: ContactListQuery): Promise<ContactPage>;
   count(query?: Pick<ContactListQuery, 'list' | 'segment'>): Promise<number>;
   /** joins (or rejoins) the list; a contact only `transactional` mail went to becomes `subscribed` */
@@ -89,27 +96,28 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'ev
   };
   return {
     async upsert(input, options = {}) {
-      const email = normalizeEmail(input?.email);
-      validateInput(input);
+      const email = checkContactInput(input);
       // An erased address that had opted out stays opted out if it comes back without an explicit status.
       const remembered = input.status ? undefined : await rememberedStatus(email);
       const now = clock.now();
-      return store.contacts.upsert(
-        {
-          email,
-          email_key: emailKey(email),
-          name: input.name,
-          attributes: input.attributes,
-          status: input.status,
-          initialStatus: remembered ?? options.initialStatus ?? 'subscribed',
-          lift: options.lift ?? LIFTED_BY_DEFAULT,
-          unsubscribe_token: newToken(),
-          lists: input.lists,
-          consent: options.consent ? { at: now, ...options.consent } : undefined,
-          confirmation: options.confirmation,
-        },
+      return store.contacts.upsert(toWrite(email, input, options, remembered, now), now);
+    },
+    async upsertMany(items) {
+      const now = clock.now();
+      const checked = items.map(({ input, options }) => ({ email: checkContactInput(input), input, options: options ?? {} }));
+      const hashes = checked.filter((c) => !c.input.status).map((c) => hashToken(emailKey(c.email)));
+      const tombs = await store.contacts.tombstonesForEmails(hashes);
+      const remembered = (email: string) => {
+        const status = tombs.get(hashToken(emailKey(email)));
+        return status && isSuppressedStatus(status) ? (status as ContactStatus) : undefined;
+      };
+      await store.contacts.upsertMany(
+        checked.map((c) => toWrite(c.email, c.input, c.options, c.input.status ? undefined : remembered(c.email), now)),
         now,
       );
+    },
+    async getMany(emails) {
+      return store.contacts.getManyByEmailKey(emails.filter((e) => isValidEmail(e.trim())).map((e) => emailKey(e)));
     },
     rememberedStatus,
     get,
@@ -152,6 +160,22 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'ev
   };
 }
 
+function toWrite(email: string, input: ContactInput, options: UpsertOptions, remembered: ContactStatus | undefined, now: number): ContactWrite {
+  return {
+    email,
+    email_key: emailKey(email),
+    name: input.name,
+    attributes: input.attributes,
+    status: input.status,
+    initialStatus: remembered ?? options.initialStatus ?? 'subscribed',
+    lift: options.lift ?? LIFTED_BY_DEFAULT,
+    unsubscribe_token: newToken(),
+    lists: input.lists,
+    consent: options.consent ? { at: now, ...options.consent } : undefined,
+    confirmation: options.confirmation,
+  };
+}
+
 /** Validates a list/count query and checks that what it names exists. */
 async function contactFilter(ctx: Pick<Context, 'store'>, query: ContactListQuery): Promise<ContactFilter> {
   if (typeof query !== 'object' || query === null) throw new NotifyError('INVALID_INPUT', 'The query must be an object');
@@ -181,6 +205,13 @@ function decodeCursor(cursor: unknown): number {
   const m = typeof cursor === 'string' && cursor.length <= 40 ? /^c:([0-9]{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString()) : null;
   if (!m) throw new NotifyError('INVALID_INPUT', 'after must be the `next` cursor of a previous page', { field: 'after' });
   return Number(m[1]);
+}
+
+/** What upsert() refuses (INVALID_EMAIL, INVALID_INPUT), checked without writing; the trimmed address. */
+export function checkContactInput(input: ContactInput): string {
+  const email = normalizeEmail(input?.email);
+  validateInput(input);
+  return email;
 }
 
 function validateInput(input: ContactInput): void {

@@ -1,5 +1,6 @@
 import { isNotifyError, NotifyError } from '../errors.ts';
-import type { ContactsService } from './contacts.ts';
+import { type ContactsService, checkContactInput } from './contacts.ts';
+import { emailKey } from './email.ts';
 import { type CsvEncoding, type CsvSource, parseCsvLine, parseCsvRecords, unFormulaSafe } from './csv.ts';
 import { type ColumnPlan, parseStatus, planColumns } from './import-columns.ts';
 import { type Contact, type ContactInput, type ContactStatus, isSuppressedStatus } from './types.ts';
@@ -29,43 +30,76 @@ export interface ImportOptions {
 
 type Outcome = 'created' | 'updated' | 'unchanged';
 
+/** A row read and checked, waiting for its batch. */
+interface Pending {
+  line: number;
+  key: string;
+  input: ContactInput;
+  fileStatus: ContactStatus | undefined;
+}
+
+/** Rows written per transaction: one commit (one fsync on SQLite) for this many rows instead of one each. */
+export const IMPORT_BATCH = 500;
+
 /**
  * Imports contacts from CSV with a header row: an email column (required; `email`, `Email Address`,
  * `E-mail`), the name (`name`, or `First Name` + `Last Name`), lists (`TAGS`, `lists`), a `status`,
  * every other column into attributes under a clean key. A bad row is reported and skipped; it never
  * stops the import. An import never lifts a suppression and never overwrites a stored value with an
- * empty cell, so running it twice changes nothing the second time.
+ * empty cell, so running it twice changes nothing the second time. Rows are read IMPORT_BATCH at a
+ * time: one query finds the existing contacts, one transaction writes the batch.
  */
 export async function importContacts(contacts: ContactsService, source: CsvSource, opts: ImportOptions = {}): Promise<ImportResult> {
   const result: ImportResult = { created: 0, updated: 0, unchanged: 0, rejected: [], imported: 0 };
   let plan: ColumnPlan | undefined;
   let rows = 0;
+  let batch: Pending[] = [];
+  const keys = new Set<string>();
+  const count = (outcome: Outcome | { line: number; reason: string }) => {
+    if (typeof outcome === 'object') result.rejected.push(outcome);
+    else {
+      result[outcome]++;
+      result.imported++;
+    }
+    rows++;
+    opts.onProgress?.({ ...result, rejected: result.rejected.length, rows });
+  };
+  const flush = async () => {
+    await writeBatch(contacts, batch, count);
+    batch = [];
+    keys.clear();
+  };
   for await (const record of parseCsvRecords(source, opts.encoding)) {
     if (!plan) {
       plan = planColumns(record.fields, opts.status);
       continue;
     }
     if (record.unterminated) {
+      await flush();
       result.rejected.push({ line: record.line, reason: 'A quoted field never closes; the rest of the file was not read' });
       break;
     }
     if (record.fields.length === 1 && record.fields[0].trim() === '') continue; // blank line
-    rows++;
+    let row: Pending;
     try {
-      const outcome = await importRow(contacts, plan, record.fields, opts.lists);
-      result[outcome]++;
-      result.imported++;
+      row = await readRow(plan, record.line, record.fields, opts.lists);
     } catch (err) {
       if (!isNotifyError(err)) throw err;
-      result.rejected.push({ line: record.line, reason: err.message });
+      count({ line: record.line, reason: err.message });
+      continue;
     }
-    opts.onProgress?.({ ...result, rejected: result.rejected.length, rows });
+    // a second row for one address sees what the first one wrote
+    if (keys.has(row.key)) await flush();
+    batch.push(row);
+    keys.add(row.key);
+    if (batch.length >= IMPORT_BATCH) await flush();
   }
+  await flush();
   if (!plan) throw new NotifyError('INVALID_INPUT', 'The CSV file is empty (no header row)');
   return result;
 }
 
-async function importRow(contacts: ContactsService, plan: ColumnPlan, fields: string[], extraLists: string[] = []): Promise<Outcome> {
+async function readRow(plan: ColumnPlan, line: number, fields: string[], extraLists: string[] = []): Promise<Pending> {
   if (fields.slice(plan.width).some((f) => f.trim() !== '')) {
     throw new NotifyError('INVALID_INPUT', `The row has ${fields.length} fields, the header ${plan.width}`);
   }
@@ -79,14 +113,50 @@ async function importRow(contacts: ContactsService, plan: ColumnPlan, fields: st
   const lists = [...new Set([...(await tags(cell(plan.lists))), ...extraLists])];
   const fileStatus = parseStatus(cell(plan.status)) ?? plan.fileStatus;
   const input: ContactInput = { email: cell(plan.email), ...(name ? { name } : {}), ...(lists.length ? { lists } : {}), ...(Object.keys(attributes).length ? { attributes } : {}) };
+  input.email = checkContactInput(input);
+  return { line, key: emailKey(input.email), input, fileStatus };
+}
 
-  const existing = await contacts.get(input.email);
-  const status = statusToWrite(existing, fileStatus);
-  if (existing && status === undefined && !changes(existing, input)) return 'unchanged';
-  // A subscribed / pending file status is only an initial status: it never replaces a stored one.
-  const initialStatus = fileStatus === 'subscribed' || fileStatus === 'pending' ? fileStatus : undefined;
-  await contacts.upsert({ ...input, ...(status && !initialStatus ? { status } : {}) }, initialStatus ? { initialStatus } : {});
-  return existing ? 'updated' : 'created';
+type Write = { row: Pending; outcome: Outcome; item: Parameters<ContactsService['upsertMany']>[0][number] };
+
+/** One lookup for the batch's existing contacts, one transaction for its writes. */
+async function writeBatch(contacts: ContactsService, batch: Pending[], count: (outcome: Outcome | { line: number; reason: string }) => void): Promise<void> {
+  if (batch.length === 0) return;
+  const existing = await contacts.getMany(batch.map((r) => r.input.email));
+  const writes: Write[] = [];
+  const unchanged: Pending[] = [];
+  for (const row of batch) {
+    const found = existing.get(row.key);
+    const status = statusToWrite(found, row.fileStatus);
+    if (found && status === undefined && !changes(found, row.input)) {
+      unchanged.push(row);
+      continue;
+    }
+    // A subscribed / pending file status is only an initial status: it never replaces a stored one.
+    const initialStatus = row.fileStatus === 'subscribed' || row.fileStatus === 'pending' ? row.fileStatus : undefined;
+    const item = { input: { ...row.input, ...(status && !initialStatus ? { status } : {}) }, options: initialStatus ? { initialStatus } : {} };
+    writes.push({ row, outcome: found ? 'updated' : 'created', item });
+  }
+  const failed = new Map<Pending, string>();
+  try {
+    await contacts.upsertMany(writes.map((w) => w.item));
+  } catch (err) {
+    if (!isNotifyError(err)) throw err;
+    // the batch wrote nothing: row by row, so only the row at fault is rejected
+    for (const w of writes) {
+      try {
+        await contacts.upsert(w.item.input, w.item.options);
+      } catch (rowErr) {
+        if (!isNotifyError(rowErr)) throw rowErr;
+        failed.set(w.row, rowErr.message);
+      }
+    }
+  }
+  const outcomes = new Map<Pending, Outcome>([...unchanged.map((r) => [r, 'unchanged'] as const), ...writes.map((w) => [w.row, w.outcome] as const)]);
+  for (const row of batch) {
+    const reason = failed.get(row);
+    count(reason === undefined ? outcomes.get(row)! : { line: row.line, reason });
+  }
 }
 
 /**

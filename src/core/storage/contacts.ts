@@ -62,6 +62,12 @@ export interface ContactsRepo {
    * changes only when given, or when the stored one is in `lift`.
    */
   upsert(input: ContactWrite, now: number): Promise<Contact>;
+  /** several upserts in one transaction (an import batch); all land or none do */
+  upsertMany(inputs: ContactWrite[], now: number): Promise<void>;
+  /** the contacts of the given email keys that exist, by email key */
+  getManyByEmailKey(emailKeys: string[]): Promise<Map<string, Contact>>;
+  /** the status each erased address had, by email hash (the latest erasure of an address) */
+  tombstonesForEmails(emailHashes: string[]): Promise<Map<string, string>>;
   getById(id: number): Promise<Contact | undefined>;
   getByEmailKey(emailKey: string): Promise<Contact | undefined>;
   getByUnsubscribeToken(token: string): Promise<Contact | undefined>;

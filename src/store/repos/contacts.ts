@@ -1,5 +1,5 @@
 import { type Expression, type Kysely, type Selectable, type SqlBool, sql } from 'kysely';
-import type { ContactFilter, ContactsRepo } from '../../core/storage/contacts.ts';
+import type { ContactFilter, ContactsRepo, ContactWrite } from '../../core/storage/contacts.ts';
 import { hashToken } from '../../core/tokens.ts';
 import type { Contact, ContactStatus } from '../../core/types.ts';
 import type { StoreDialect } from '../dialect.ts';
@@ -9,6 +9,27 @@ import { type ContactsScope, segmentCondition, subscribersOf } from '../segments
 import { eraseEvents, exportPage, forgetSuppressedRecipient, listId, personRows } from './person-data.ts';
 
 type Row = Selectable<ContactsTable>;
+
+/** rows per multi-row INSERT: 14 parameters a contact stays far below both engines' limits */
+const MULTI_ROW = 500;
+
+function newRow(input: ContactWrite, now: number) {
+  return {
+    email: input.email,
+    email_key: input.email_key,
+    name: input.name ?? null,
+    status: input.status ?? input.initialStatus,
+    unsubscribe_token: input.unsubscribe_token,
+    attributes: JSON.stringify(input.attributes ?? {}),
+    consent_at: input.consent?.at ?? null,
+    consent_source: input.consent?.source ?? null,
+    consent_ip: input.consent?.ip ?? null,
+    confirm_token_hash: input.confirmation?.tokenHash ?? null,
+    confirm_sent_at: input.confirmation?.at ?? null,
+    created_at: now,
+    updated_at: now,
+  };
+}
 
 export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect): ContactsRepo {
   /** the lists each contact is subscribed to, by contact id */
@@ -70,38 +91,39 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
     return (await find())!;
   };
 
-  return {
-    async page(f, afterId, limit) {
-      const rows = await filtered(f).selectAll('c').where('c.id', '>', afterId).orderBy('c.id').limit(limit).execute();
-      const lists = await listsOf(rows.map((r) => Number(r.id)));
-      return rows.map((r) => contactOf(r, lists.get(Number(r.id))!));
-    },
-    async count(f) {
-      const row = await filtered(f).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
-      return Number(row?.n ?? 0);
-    },
-    async upsert(input, now) {
-      const id = await db.transaction().execute(async (trx) => {
+  const listIdOf = async (trx: Kysely<Database>, name: string, now: number, cache: Map<string, number>) => {
+    let id = cache.get(name);
+    if (id === undefined) cache.set(name, (id = Number((await listNamed(trx, name, now)).id)));
+    return id;
+  };
+
+  /** inserts contacts that do not exist yet; their ids by email key (an address another writer inserted meanwhile is missing) */
+  const insertNew = async (trx: Kysely<Database>, inputs: ContactWrite[], now: number) => {
+    const ids = new Map<string, number>();
+    for (let i = 0; i < inputs.length; i += MULTI_ROW) {
+      const rows = await trx
+        .insertInto('notify_contacts')
+        .values(inputs.slice(i, i + MULTI_ROW).map((input) => newRow(input, now)))
+        .onConflict((oc) => oc.column('email_key').doNothing())
+        .returning(['id', 'email_key'])
+        .execute();
+      for (const r of rows) ids.set(r.email_key, Number(r.id));
+    }
+    return ids;
+  };
+
+  /**
+   * One upsert's writes inside the caller's transaction; the contact's id, or undefined when another
+   * writer inserted the address meanwhile (the caller retries it as an update). `listIds` caches
+   * list ids by name across the rows of one import batch.
+   */
+  const writeOne = async (trx: Kysely<Database>, input: ContactWrite, now: number, listIds: Map<string, number>): Promise<number | undefined> => {
         const existing = await trx.selectFrom('notify_contacts').selectAll().where('email_key', '=', input.email_key).executeTakeFirst();
         let contactId: number;
         if (!existing) {
           const inserted = await trx
             .insertInto('notify_contacts')
-            .values({
-              email: input.email,
-              email_key: input.email_key,
-              name: input.name ?? null,
-              status: input.status ?? input.initialStatus,
-              unsubscribe_token: input.unsubscribe_token,
-              attributes: JSON.stringify(input.attributes ?? {}),
-              consent_at: input.consent?.at ?? null,
-              consent_source: input.consent?.source ?? null,
-              consent_ip: input.consent?.ip ?? null,
-              confirm_token_hash: input.confirmation?.tokenHash ?? null,
-              confirm_sent_at: input.confirmation?.at ?? null,
-              created_at: now,
-              updated_at: now,
-            })
+            .values(newRow(input, now))
             .onConflict((oc) => oc.column('email_key').doNothing())
             .returning('id')
             .executeTakeFirst();
@@ -124,18 +146,83 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
             .execute();
         }
         for (const name of new Set(input.lists ?? [])) {
-          const list = await listNamed(trx, name, now);
+          const listId = await listIdOf(trx, name, now, listIds);
           // a member who left this list stays out: only an explicit subscribe brings them back
           await trx
             .insertInto('notify_list_members')
-            .values({ list_id: Number(list.id), contact_id: contactId, created_at: now })
+            .values({ list_id: listId, contact_id: contactId, created_at: now })
             .onConflict((oc) => oc.columns(['list_id', 'contact_id']).doNothing())
             .execute();
         }
         return contactId;
-      });
+  };
+
+  return {
+    async page(f, afterId, limit) {
+      const rows = await filtered(f).selectAll('c').where('c.id', '>', afterId).orderBy('c.id').limit(limit).execute();
+      const lists = await listsOf(rows.map((r) => Number(r.id)));
+      return rows.map((r) => contactOf(r, lists.get(Number(r.id))!));
+    },
+    async count(f) {
+      const row = await filtered(f).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+    async upsert(input, now) {
+      const id = await db.transaction().execute((trx) => writeOne(trx, input, now, new Map()));
       if (id === undefined) return this.upsert(input, now);
       return (await toContact(await byId(id)))!;
+    },
+    async upsertMany(inputs, now) {
+      if (inputs.length === 0) return;
+      const lost = await db.transaction().execute(async (trx) => {
+        const listIds = new Map<string, number>();
+        const existing = new Set((await trx.selectFrom('notify_contacts').select('email_key').where('email_key', 'in', [...new Set(inputs.map((i) => i.email_key))]).execute()).map((r) => r.email_key));
+        // New addresses (each once) in one multi-row INSERT and their memberships in another; the
+        // rest (updates, an address given twice) row by row.
+        const fresh = new Map<string, ContactWrite>();
+        const others: ContactWrite[] = [];
+        for (const input of inputs) {
+          if (existing.has(input.email_key) || fresh.has(input.email_key)) others.push(input);
+          else fresh.set(input.email_key, input);
+        }
+        const retry: ContactWrite[] = [];
+        const ids = await insertNew(trx, [...fresh.values()], now);
+        const members: { list_id: number; contact_id: number; created_at: number }[] = [];
+        for (const input of fresh.values()) {
+          const id = ids.get(input.email_key);
+          if (id === undefined) {
+            retry.push(input); // another writer inserted it meanwhile
+            continue;
+          }
+          for (const name of new Set(input.lists ?? [])) members.push({ list_id: await listIdOf(trx, name, now, listIds), contact_id: id, created_at: now });
+        }
+        for (let i = 0; i < members.length; i += MULTI_ROW) {
+          await trx
+            .insertInto('notify_list_members')
+            .values(members.slice(i, i + MULTI_ROW))
+            .onConflict((oc) => oc.columns(['list_id', 'contact_id']).doNothing())
+            .execute();
+        }
+        for (const input of others) if ((await writeOne(trx, input, now, listIds)) === undefined) retry.push(input);
+        return retry;
+      });
+      for (const input of lost) await this.upsert(input, now);
+    },
+    async getManyByEmailKey(keys) {
+      const out = new Map<string, Contact>();
+      if (keys.length === 0) return out;
+      const rows = await db.selectFrom('notify_contacts').selectAll().where('email_key', 'in', [...new Set(keys)]).execute();
+      const lists = await listsOf(rows.map((r) => Number(r.id)));
+      for (const r of rows) out.set(r.email_key, contactOf(r, lists.get(Number(r.id))!));
+      return out;
+    },
+    async tombstonesForEmails(hashes) {
+      const out = new Map<string, string>();
+      if (hashes.length === 0) return out;
+      const rows = await db.selectFrom('notify_tombstones').select(['email_hash', 'status']).where('email_hash', 'in', [...new Set(hashes)]).orderBy('created_at', 'asc').execute();
+      // the latest erasure of an address wins, as in tombstoneForEmail
+      for (const r of rows) if (r.email_hash) out.set(r.email_hash, r.status);
+      return out;
     },
     async getById(id) {
       return toContact(await byId(id));
