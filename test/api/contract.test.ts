@@ -107,13 +107,14 @@ forEachEngine('the API answers every operation as its document says', (h) => {
   });
 
   let campaignId = 0;
-  test('campaigns: create, get, list, stats and report after a send', async () => {
+  test('campaigns: create, get, send a batch, list, stats and report', async () => {
     const created = await api('POST', '/campaigns', { body: { subject: 'Hello {{ contact.name }}', html: '<p><a href="https://example.org/x">Read</a></p>', list: 'news', name: 'November' } });
     assert.equal(created.status, 201);
     campaignId = created.body.id;
     assert.deepEqual([created.body.status, created.body.list], ['draft', 'news']);
     assert.deepEqual((await api('GET', `/campaigns/${campaignId}`)).body, created.body);
-    await notify().campaigns.send(campaignId);
+    const run = await api('POST', `/campaigns/${campaignId}/send`);
+    assert.deepEqual([run.body.sent, run.body.failed, run.body.remaining], [1, 0, 0]);
     assert.deepEqual((await api('GET', `/campaigns/${campaignId}/stats`)).body, { total: 1, sent: 1, failed: 0, opened: 0, clicked: 0 });
     const list = await api('GET', '/campaigns?limit=10');
     assert.deepEqual(list.body.campaigns.map((c: { id: number; stats: { sent: number } }) => [c.id, c.stats.sent]), [[campaignId, 1]]);
