@@ -124,6 +124,9 @@ forEachEngine('API bad inputs', (h) => {
       ['/campaigns/0/stats', 'campaignId'],
       ['/campaigns/1/report?bucket=2h', 'bucket'],
       ['/enrollments/x1', 'id'],
+      ['/sequences/welcome/enrollments?limit=0', 'limit'],
+      ['/sequences/welcome/enrollments?status=gone', 'status'],
+      ['/sequences/welcome/enrollments?after=garbage', 'after'],
     ];
     for (const [path, field] of cases) {
       const res = await api('GET', path);
@@ -157,6 +160,7 @@ forEachEngine('API bad inputs', (h) => {
       ['POST', '/sequences/nope/enrollments', { contact: 'ann@example.com' }],
       ['POST', '/sequences/welcome/enrollments', { contact: 999 }],
       ['GET', '/enrollments/999'],
+      ['GET', '/sequences/nope/enrollments'],
       ['GET', '/imports/nope'],
     ];
     for (const [method, path, body] of cases) {
@@ -269,5 +273,17 @@ describe('the API is off without adminToken', () => {
       assert.equal(res.status, 404, path);
       assert.notEqual(res.headers.get('content-type'), 'application/problem+json');
     }
+  });
+});
+
+describe('the API of a closed instance', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'notify-api-closed-'));
+  test('answers 503 CLOSED as a problem, never a stack trace', async () => {
+    const notify = await createNotify(testOptions(`sqlite:${join(dir, 'n.db')}`, { adminToken: TOKEN }));
+    await notify.close();
+    const res = await call(notify, '/notify/api/v1/contacts', { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('content-type'), 'application/problem+json');
+    assert.equal(((await res.json()) as { code: string }).code, 'CLOSED');
   });
 });

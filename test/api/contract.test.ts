@@ -123,7 +123,7 @@ forEachEngine('the API answers every operation as its document says', (h) => {
     assert.deepEqual([report.body.id, report.body.stats.sent, report.body.links.length], [campaignId, 1, 0]);
   });
 
-  test('sequences: create, list, get, enroll, read the enrollment', async () => {
+  test('sequences: create, list, get, enroll, read the enrollment, page through enrollments', async () => {
     const created = await api('POST', '/sequences', { body: { name: 'welcome', steps: [{ delayMinutes: 0, subject: 'Hi', markdown: '**Welcome**' }, { delayMinutes: 60, subject: 'Tips', html: '<p>Tips</p>' }] } });
     assert.equal(created.status, 201);
     assert.deepEqual(created.body.steps.map((s: { delay_minutes: number }) => s.delay_minutes), [0, 60]);
@@ -133,8 +133,15 @@ forEachEngine('the API answers every operation as its document says', (h) => {
     assert.equal(enrolled.status, 201);
     assert.deepEqual([enrolled.body.status, enrolled.body.step_index], ['active', 0]);
     assert.deepEqual((await api('GET', `/enrollments/${enrolled.body.id}`)).body, enrolled.body);
+    await api('POST', '/contacts', { body: { email: 'eve@example.com' } });
+    const eve = await api('POST', `/sequences/${created.body.id}/enrollments`, { body: { contact: 'eve@example.com' } });
+    const first = await api('GET', '/sequences/welcome/enrollments?limit=1');
+    assert.deepEqual(first.body.enrollments, [enrolled.body]);
+    const second = await api('GET', `/sequences/welcome/enrollments?limit=1&after=${first.body.next}`);
+    assert.deepEqual([second.body.enrollments, second.body.next], [[eve.body], null]);
+    assert.equal((await api('GET', '/sequences/welcome/enrollments?status=completed')).body.enrollments.length, 0);
     const [summary] = (await api('GET', '/sequences')).body.sequences;
-    assert.deepEqual([summary.name, summary.steps, summary.enrollments.active, summary.total], ['welcome', 2, 1, 1]);
+    assert.deepEqual([summary.name, summary.steps, summary.enrollments.active, summary.total], ['welcome', 2, 2, 2]);
   });
 
   test('imports: a CSV upload answers 202 with a job whose progress ends in the counts', async () => {
