@@ -235,6 +235,12 @@ forEachEngine('API bad inputs', (h) => {
       if (field) assert.equal(res.body.field, field);
     }
     assert.equal(await notify().contacts.get('x@example.com'), undefined, 'no row of a refused file was stored');
+    const noFile = new FormData();
+    noFile.set('other', 'email\nx@example.com\n');
+    const missing = await api('POST', '/imports', { body: noFile });
+    assert.deepEqual([missing.status, missing.body.code, missing.body.field], [422, 'INVALID_INPUT', 'file']);
+    const broken = await api('POST', '/imports', { body: '--x\r\nnonsense', headers: { 'content-type': 'multipart/form-data; boundary=x' } });
+    assert.deepEqual([broken.status, broken.body.code], [422, 'INVALID_INPUT']);
     const ok = await api('POST', '/imports?encoding=latin1', { body: new Uint8Array(latin1), headers: { 'content-type': 'text/csv' } });
     assert.equal(ok.status, 202, 'the same bytes as latin1 are accepted');
     assert.deepEqual({ ...(await stored()), contacts: before.contacts }, before);

@@ -160,6 +160,14 @@ forEachEngine('the API answers every operation as its document says', (h) => {
     );
     assert.deepEqual((await api('GET', '/contacts/count?list=imported')).body, { count: 3 });
     assert.deepEqual((await api('GET', '/contacts/cat@example.com')).body.lists, ['imported', 'vip']);
+
+    // a browser's file upload: the same CSV as the `file` field of a multipart form
+    const form = new FormData();
+    form.set('file', new Blob(['email,name\nfay@example.com,Fay\n'], { type: 'text/csv' }), 'people.csv');
+    const upload = await api('POST', '/imports', { body: form });
+    assert.equal(upload.status, 202, upload.text);
+    await waitUntil(async () => ((await api('GET', `/imports/${upload.body.id}`)).body.status === 'done' ? true : undefined), 10_000, 'the form upload');
+    assert.equal((await api('GET', '/contacts/fay@example.com')).body.name, 'Fay');
   });
 
   test('every operation of the document was answered with a success here', () => {
