@@ -124,6 +124,9 @@ forEachEngine('API bad inputs', (h) => {
       ['/campaigns/0/stats', 'campaignId'],
       ['/campaigns/1/report?bucket=2h', 'bucket'],
       ['/enrollments/x1', 'id'],
+      ['/sequences/welcome/enrollments?limit=0', 'limit'],
+      ['/sequences/welcome/enrollments?status=gone', 'status'],
+      ['/sequences/welcome/enrollments?after=garbage', 'after'],
     ];
     for (const [path, field] of cases) {
       const res = await api('GET', path);
@@ -157,6 +160,7 @@ forEachEngine('API bad inputs', (h) => {
       ['POST', '/sequences/nope/enrollments', { contact: 'ann@example.com' }],
       ['POST', '/sequences/welcome/enrollments', { contact: 999 }],
       ['GET', '/enrollments/999'],
+      ['GET', '/sequences/nope/enrollments'],
       ['GET', '/imports/nope'],
     ];
     for (const [method, path, body] of cases) {
@@ -231,6 +235,12 @@ forEachEngine('API bad inputs', (h) => {
       if (field) assert.equal(res.body.field, field);
     }
     assert.equal(await notify().contacts.get('x@example.com'), undefined, 'no row of a refused file was stored');
+    const noFile = new FormData();
+    noFile.set('other', 'email\nx@example.com\n');
+    const missing = await api('POST', '/imports', { body: noFile });
+    assert.deepEqual([missing.status, missing.body.code, missing.body.field], [422, 'INVALID_INPUT', 'file']);
+    const broken = await api('POST', '/imports', { body: '--x\r\nnonsense', headers: { 'content-type': 'multipart/form-data; boundary=x' } });
+    assert.deepEqual([broken.status, broken.body.code], [422, 'INVALID_INPUT']);
     const ok = await api('POST', '/imports?encoding=latin1', { body: new Uint8Array(latin1), headers: { 'content-type': 'text/csv' } });
     assert.equal(ok.status, 202, 'the same bytes as latin1 are accepted');
     assert.deepEqual({ ...(await stored()), contacts: before.contacts }, before);
@@ -269,5 +279,17 @@ describe('the API is off without adminToken', () => {
       assert.equal(res.status, 404, path);
       assert.notEqual(res.headers.get('content-type'), 'application/problem+json');
     }
+  });
+});
+
+describe('the API of a closed instance', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'notify-api-closed-'));
+  test('answers 503 CLOSED as a problem, never a stack trace', async () => {
+    const notify = await createNotify(testOptions(`sqlite:${join(dir, 'n.db')}`, { adminToken: TOKEN }));
+    await notify.close();
+    const res = await call(notify, '/notify/api/v1/contacts', { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('content-type'), 'application/problem+json');
+    assert.equal(((await res.json()) as { code: string }).code, 'CLOSED');
   });
 });

@@ -107,13 +107,14 @@ forEachEngine('the API answers every operation as its document says', (h) => {
   });
 
   let campaignId = 0;
-  test('campaigns: create, get, list, stats and report after a send', async () => {
+  test('campaigns: create, get, send a batch, list, stats and report', async () => {
     const created = await api('POST', '/campaigns', { body: { subject: 'Hello {{ contact.name }}', html: '<p><a href="https://example.org/x">Read</a></p>', list: 'news', name: 'November' } });
     assert.equal(created.status, 201);
     campaignId = created.body.id;
     assert.deepEqual([created.body.status, created.body.list], ['draft', 'news']);
     assert.deepEqual((await api('GET', `/campaigns/${campaignId}`)).body, created.body);
-    await notify().campaigns.send(campaignId);
+    const run = await api('POST', `/campaigns/${campaignId}/send`);
+    assert.deepEqual([run.body.sent, run.body.failed, run.body.remaining], [1, 0, 0]);
     assert.deepEqual((await api('GET', `/campaigns/${campaignId}/stats`)).body, { total: 1, sent: 1, failed: 0, opened: 0, clicked: 0 });
     const list = await api('GET', '/campaigns?limit=10');
     assert.deepEqual(list.body.campaigns.map((c: { id: number; stats: { sent: number } }) => [c.id, c.stats.sent]), [[campaignId, 1]]);
@@ -122,7 +123,7 @@ forEachEngine('the API answers every operation as its document says', (h) => {
     assert.deepEqual([report.body.id, report.body.stats.sent, report.body.links.length], [campaignId, 1, 0]);
   });
 
-  test('sequences: create, list, get, enroll, read the enrollment', async () => {
+  test('sequences: create, list, get, enroll, read the enrollment, page through enrollments', async () => {
     const created = await api('POST', '/sequences', { body: { name: 'welcome', steps: [{ delayMinutes: 0, subject: 'Hi', markdown: '**Welcome**' }, { delayMinutes: 60, subject: 'Tips', html: '<p>Tips</p>' }] } });
     assert.equal(created.status, 201);
     assert.deepEqual(created.body.steps.map((s: { delay_minutes: number }) => s.delay_minutes), [0, 60]);
@@ -132,8 +133,15 @@ forEachEngine('the API answers every operation as its document says', (h) => {
     assert.equal(enrolled.status, 201);
     assert.deepEqual([enrolled.body.status, enrolled.body.step_index], ['active', 0]);
     assert.deepEqual((await api('GET', `/enrollments/${enrolled.body.id}`)).body, enrolled.body);
+    await api('POST', '/contacts', { body: { email: 'eve@example.com' } });
+    const eve = await api('POST', `/sequences/${created.body.id}/enrollments`, { body: { contact: 'eve@example.com' } });
+    const first = await api('GET', '/sequences/welcome/enrollments?limit=1');
+    assert.deepEqual(first.body.enrollments, [enrolled.body]);
+    const second = await api('GET', `/sequences/welcome/enrollments?limit=1&after=${first.body.next}`);
+    assert.deepEqual([second.body.enrollments, second.body.next], [[eve.body], null]);
+    assert.equal((await api('GET', '/sequences/welcome/enrollments?status=completed')).body.enrollments.length, 0);
     const [summary] = (await api('GET', '/sequences')).body.sequences;
-    assert.deepEqual([summary.name, summary.steps, summary.enrollments.active, summary.total], ['welcome', 2, 1, 1]);
+    assert.deepEqual([summary.name, summary.steps, summary.enrollments.active, summary.total], ['welcome', 2, 2, 2]);
   });
 
   test('imports: a CSV upload answers 202 with a job whose progress ends in the counts', async () => {
@@ -152,6 +160,14 @@ forEachEngine('the API answers every operation as its document says', (h) => {
     );
     assert.deepEqual((await api('GET', '/contacts/count?list=imported')).body, { count: 3 });
     assert.deepEqual((await api('GET', '/contacts/cat@example.com')).body.lists, ['imported', 'vip']);
+
+    // a browser's file upload: the same CSV as the `file` field of a multipart form
+    const form = new FormData();
+    form.set('file', new Blob(['email,name\nfay@example.com,Fay\n'], { type: 'text/csv' }), 'people.csv');
+    const upload = await api('POST', '/imports', { body: form });
+    assert.equal(upload.status, 202, upload.text);
+    await waitUntil(async () => ((await api('GET', `/imports/${upload.body.id}`)).body.status === 'done' ? true : undefined), 10_000, 'the form upload');
+    assert.equal((await api('GET', '/contacts/fay@example.com')).body.name, 'Fay');
   });
 
   test('every operation of the document was answered with a success here', () => {

@@ -71,8 +71,11 @@ export function apiClient(notify: () => Notify, checker: DocumentChecker, base =
     if (ip) headers['x-forwarded-for'] = ip;
     let body: BodyInit | undefined;
     if (opts.body !== undefined) {
-      body = typeof opts.body === 'string' || opts.body instanceof Uint8Array ? (opts.body as BodyInit) : JSON.stringify(opts.body);
-      headers['content-type'] = 'application/json';
+      if (opts.body instanceof FormData) body = opts.body;
+      else {
+        body = typeof opts.body === 'string' || opts.body instanceof Uint8Array ? (opts.body as BodyInit) : JSON.stringify(opts.body);
+        headers['content-type'] = 'application/json';
+      }
     }
     const res = await notify().fetch(new Request(`http://localhost:3000${API_PREFIX}${path}`, { method, headers: { ...headers, ...opts.headers }, body }));
     const text = await res.text();

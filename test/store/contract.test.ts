@@ -103,4 +103,17 @@ forEachEngine('store contract', (h) => {
     assert.equal(c.opened, 40);
     assert.equal(c.failed, 0);
   });
+
+  test('enrollments page by sequence in id order, from a cursor id, optionally of one status', async () => {
+    const seq = await store().sequences.create('paging', [{ delay_minutes: 0, subject: 'S', html: 'x', markdown: null, markdown_file: null, text: null, layout: null }], now);
+    const other = await store().sequences.create('other', [{ delay_minutes: 0, subject: 'S', html: 'x', markdown: null, markdown_file: null, text: null, layout: null }], now);
+    const people = await Promise.all(['p1', 'p2', 'p3'].map((p) => store().contacts.upsert(contact(`${p}@example.com`), now)));
+    const made = [];
+    for (const p of people) made.push(await store().enrollments.create({ sequence_id: seq.id, contact_id: p.id, next_send_at: now }, now));
+    await store().enrollments.create({ sequence_id: other.id, contact_id: people[0].id, next_send_at: now }, now);
+    await store().enrollments.cancelForContact(people[1].id, now);
+    assert.deepEqual((await store().enrollments.page(seq.id, {}, 0, 10)).map((e) => e.id), made.map((e) => e.id));
+    assert.deepEqual((await store().enrollments.page(seq.id, {}, made[0].id, 1)).map((e) => e.id), [made[1].id]);
+    assert.deepEqual((await store().enrollments.page(seq.id, { status: 'cancelled' }, 0, 10)).map((e) => e.contact_id), [people[1].id]);
+  });
 });

@@ -19,6 +19,8 @@ export interface EnrollmentsRepo {
   /** a new `active` enrollment; a second one for the same sequence and contact is DUPLICATE */
   create(row: { sequence_id: number; contact_id: number; next_send_at: number }, now: number): Promise<Enrollment>;
   getById(id: number): Promise<Enrollment | undefined>;
+  /** the sequence's enrollments with an id above `afterId`, in id order, optionally of one status */
+  page(sequenceId: number, filter: { status?: EnrollmentStatus }, afterId: number, limit: number): Promise<Enrollment[]>;
   /** active and processing enrollments of the contact become cancelled; returns how many */
   cancelForContact(contactId: number, now: number): Promise<number>;
   /** `processing` enrollments claimed before `olderThan` (a crashed or killed run) go back to `active` */

@@ -47,6 +47,21 @@ export const campaignSchemas: Record<string, JsonSchema> = {
     },
     ['send_at', 'status_reason'],
   ),
+  CampaignRunResult: record(
+    {
+      campaignId: int,
+      sent: int,
+      failed: int,
+      suppressed: int,
+      interrupted: { ...int, description: 'rows a crashed run left sending, marked failed (reason interrupted)' },
+      remaining: { ...int, description: 'audience members still without a send row' },
+      done: { type: 'boolean', description: 'nothing was left and the campaign is now sent' },
+      status: { type: 'string', enum: statuses },
+      note: { ...str, description: 'why this run sent nothing more' },
+      dryRun: { ...int, description: 'testMode: the messages this run would have sent' },
+    },
+    ['status', 'note', 'dryRun'],
+  ),
   CampaignStats: record({ total: int, sent: int, failed: int, opened: int, clicked: int }),
   CampaignSummary: record(summary),
   CampaignReport: record({
@@ -75,3 +90,6 @@ export const CAMPAIGN_INPUT = input(
   },
   ['subject'],
 );
+
+/** PATCH: the same fields, none required */
+export const CAMPAIGN_UPDATE: JsonSchema = { ...CAMPAIGN_INPUT, required: [], minProperties: 1 };

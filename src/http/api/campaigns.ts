@@ -14,29 +14,35 @@ const idParam = { id: { description: 'campaign id', schema: digits } };
 const campaignReply: ApiResponse = { description: 'the campaign', schema: ref('Campaign') };
 
 /**
- * A POST /campaigns/{id}/<name> action over one notify.campaigns operation, answered with what it
- * returns (by default the campaign as it is afterwards). Each lifecycle operation is one line:
+ * An operation on one campaign over one notify.campaigns call: `POST /campaigns/{id}/<name>` by
+ * default, answered with what the call returns (or, when it returns nothing, the campaign as it is
+ * afterwards). Each lifecycle operation is one line in campaignRoutes:
  *   campaignAction('pause', 'Pause sending', (n, id) => n.campaigns.pause(id)),
- *   campaignAction('schedule', 'Schedule', (n, id, b) => n.campaigns.schedule(id, b.sendAt), { body: input({ sendAt: text(40) }, ['sendAt']) }),
+ *   campaignAction('schedule', 'Schedule', (n, id, b) => n.campaigns.schedule(id, b.sendAt as string), { body: input({ sendAt: text(40) }, ['sendAt']) }),
+ *   campaignAction('audience', 'Who a send would reach now', (n, id) => n.campaigns.audience(id), { method: 'get', response: { description: 'the count', schema: record({ count: int }) } }),
+ *   campaignAction('', 'Change a campaign', (n, id, b) => n.campaigns.update(id, b), { method: 'patch', body: CAMPAIGN_UPDATE, operationId: 'updateCampaign' }),
+ *   campaignAction('', 'Delete a draft', (n, id) => n.campaigns.delete(id), { method: 'delete', operationId: 'deleteCampaign' }),
  */
 export function campaignAction(
   name: string,
   summary: string,
   run: (notify: Notify, id: number, body: Record<string, unknown>) => Promise<unknown>,
-  opts: { body?: JsonSchema; response?: ApiResponse; method?: 'post' | 'get'; problems?: number[] } = {},
+  opts: { body?: JsonSchema; response?: ApiResponse; method?: 'post' | 'get' | 'patch' | 'delete'; operationId?: string; problems?: number[] } = {},
 ): ApiRoute {
+  const method = opts.method ?? 'post';
   return {
-    method: opts.method ?? 'post',
-    path: `/campaigns/{id}/${name}`,
-    operationId: `${name}Campaign`.replace(/[-_](.)/g, (_, ch: string) => ch.toUpperCase()),
+    method,
+    path: name ? `/campaigns/{id}/${name}` : '/campaigns/{id}',
+    operationId: opts.operationId ?? `${name}Campaign`.replace(/[-_](.)/g, (_, ch: string) => ch.toUpperCase()),
     tag: 'campaigns',
     summary,
     params: idParam,
     ...(opts.body ? { body: { schema: opts.body } } : {}),
-    responses: { 200: opts.response ?? campaignReply },
+    responses: method === 'delete' ? { 204: { description: 'done' } } : { 200: opts.response ?? campaignReply },
     problems: opts.problems ?? [404, 409, 422],
     handle: async ({ deps, params, body }) => {
       const result = await run(deps.notify, parseCampaignId(params.id), (body ?? {}) as Record<string, unknown>);
+      if (method === 'delete') return { status: 204 };
       return { body: result === undefined ? await campaign(deps.notify, params.id) : result };
     },
   };
@@ -112,4 +118,7 @@ export const campaignRoutes: ApiRoute[] = [
       return { body: await deps.notify.campaigns.getCampaignReport(parseCampaignId(params.id), { bucketMs }) };
     },
   },
+  campaignAction('send', 'One run of notify:send-campaign: sends the next batch (batchSize) and says what is left', (n, id) => n.campaigns.send(id), {
+    response: { description: 'what the run did', schema: ref('CampaignRunResult') },
+  }),
 ];

@@ -39,7 +39,7 @@ export const importRoutes: ApiRoute[] = [
       status: { description: 'status of rows without a status cell', schema: { type: 'string', enum: [...CONTACT_STATUSES, 'cleaned'] } },
       encoding: { description: 'utf-8 (default) or latin1', schema: { type: 'string', enum: ['utf-8', 'latin1'] } },
     },
-    body: { schema: { type: 'string' }, contentType: 'text/csv', maxBytes: MAX_CSV_BYTES, description: 'the CSV file, header row first' },
+    body: { schema: { type: 'string' }, contentType: 'text/csv', formField: 'file', maxBytes: MAX_CSV_BYTES, description: 'the CSV file, header row first (as the body, or as the `file` field of a form upload)' },
     responses: { 202: { description: 'the job, running', schema: ref('ImportJob') } },
     problems: [422],
     handle: async ({ deps, query, body }) => {

@@ -65,7 +65,12 @@ function operation(route: ApiRoute): Record<string, unknown> {
           requestBody: {
             required: true,
             description: route.body.description ?? `at most ${route.body.maxBytes ?? MAX_JSON_BYTES} bytes`,
-            content: { [route.body.contentType ?? 'application/json']: { schema: route.body.schema } },
+            content: {
+              [route.body.contentType ?? 'application/json']: { schema: route.body.schema },
+              ...(route.body.formField
+                ? { 'multipart/form-data': { schema: { type: 'object', properties: { [route.body.formField]: { type: 'string', contentMediaType: route.body.contentType } }, required: [route.body.formField] } } }
+                : {}),
+            },
           },
         }
       : {}),

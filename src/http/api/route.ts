@@ -51,7 +51,16 @@ export interface ApiRoute {
   description?: string;
   params?: Record<string, { description: string; schema?: JsonSchema }>;
   query?: Record<string, { description: string; schema: JsonSchema }>;
-  body?: { schema: JsonSchema; contentType?: 'application/json' | 'text/csv'; description?: string; maxBytes?: number; /** no body at all reads as {} */ optional?: boolean };
+  body?: {
+    schema: JsonSchema;
+    contentType?: 'application/json' | 'text/csv';
+    description?: string;
+    maxBytes?: number;
+    /** no body at all reads as {} */
+    optional?: boolean;
+    /** also accepted as multipart/form-data (a browser's file upload): the bytes of this file field */
+    formField?: string;
+  };
   responses: Record<number, ApiResponse>;
   /** problem statuses this operation answers besides those every operation can (401, 413, 415, 429, 500, 503) */
   problems?: number[];

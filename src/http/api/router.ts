@@ -63,10 +63,12 @@ async function readBody(c: HonoContext, route: ApiRoute, parts: RouterParts): Pr
   const type = spec.contentType ?? 'application/json';
   const given = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
   if (spec.optional && given === '' && !c.req.header('transfer-encoding') && Number(c.req.header('content-length') ?? 0) === 0) return {};
-  if (given !== type) throw new HttpProblem(problem('UNSUPPORTED_MEDIA_TYPE', 415, `Send the body as ${type}`));
+  const form = spec.formField && given === 'multipart/form-data';
+  if (given !== type && !form) throw new HttpProblem(problem('UNSUPPORTED_MEDIA_TYPE', 415, `Send the body as ${type}${spec.formField ? ' or multipart/form-data' : ''}`));
   const max = spec.maxBytes ?? MAX_JSON_BYTES;
   const bytes = await readCapped(c.req.raw, max);
   if (!bytes) throw new HttpProblem(problem('BODY_TOO_LARGE', 413, `The body is over ${max} bytes`));
+  if (form) return formFile(bytes, c.req.header('content-type')!, spec.formField!);
   if (type !== 'application/json') return bytes;
   let value: unknown;
   try {
@@ -76,6 +78,18 @@ async function readBody(c: HonoContext, route: ApiRoute, parts: RouterParts): Pr
   }
   parts.validate(spec.schema, value, 'body');
   return value;
+}
+
+/** The named file of a multipart body (already size-capped), as bytes. */
+async function formFile(bytes: Buffer, contentType: string, field: string): Promise<Buffer> {
+  let file: FormDataEntryValue | null;
+  try {
+    file = (await new Response(new Uint8Array(bytes), { headers: { 'content-type': contentType } }).formData()).get(field);
+  } catch {
+    throw new NotifyError('INVALID_INPUT', 'The multipart body cannot be read');
+  }
+  if (file === null) throw new NotifyError('INVALID_INPUT', `The form has no ${field} field`, { field });
+  return typeof file === 'string' ? Buffer.from(file) : Buffer.from(await file.arrayBuffer());
 }
 
 function readQuery(c: HonoContext, route: ApiRoute): Record<string, string | string[]> {

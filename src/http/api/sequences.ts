@@ -1,4 +1,5 @@
-import { ENROLLMENT_STATUSES } from '../../core/types.ts';
+import { listEnrollments } from '../../core/enrollment-list.ts';
+import { ENROLLMENT_STATUSES, type EnrollmentStatus } from '../../core/types.ts';
 import type { SequenceInput } from '../../core/drips.ts';
 import { NotifyError } from '../../errors.ts';
 import { CAMPAIGN_INPUT } from './campaign-schemas.ts';
@@ -95,6 +96,30 @@ export const sequenceRoutes: ApiRoute[] = [
     handle: async ({ deps, params, body }) => {
       const seq = await sequence(deps, params.sequence);
       return { status: 201, body: await deps.notify.drips.enroll({ contact: (body as { contact: number | string }).contact, sequence: seq.id }) };
+    },
+  },
+  {
+    method: 'get',
+    path: '/sequences/{sequence}/enrollments',
+    operationId: 'listEnrollments',
+    tag: 'sequences',
+    summary: "A page of the sequence's enrollments in id order, optionally of one status",
+    params: sequenceParam,
+    query: {
+      status: { description: 'only enrollments with this status', schema: { type: 'string', enum: [...ENROLLMENT_STATUSES] } },
+      after: { description: 'the `next` cursor of the previous page', schema: text(40) },
+      limit: { description: 'enrollments per page, 1 to 1000 (default 50)', schema: digits },
+    },
+    responses: { 200: { description: 'one page', schema: record({ enrollments: arrayOf(ref('Enrollment')), next: nullable(str) }) } },
+    problems: [404],
+    handle: async ({ deps, params, query: q }) => {
+      const seq = await sequence(deps, params.sequence);
+      const page = await listEnrollments(deps.ctx, seq.id, {
+        status: q.status as EnrollmentStatus | undefined,
+        after: (q.after as string | undefined) ?? null,
+        limit: q.limit === undefined ? undefined : Number(q.limit),
+      });
+      return { body: page };
     },
   },
   {

@@ -37,6 +37,11 @@ export function createEnrollmentsRepo(db: Kysely<Database>, dialect: StoreDialec
       const r = await db.selectFrom('notify_enrollments').selectAll().where('id', '=', id).executeTakeFirst();
       return r && toEnrollment(r);
     },
+    async page(sequenceId, filter, afterId, limit) {
+      let q = db.selectFrom('notify_enrollments').selectAll().where('sequence_id', '=', sequenceId).where('id', '>', afterId);
+      if (filter.status) q = q.where('status', '=', filter.status);
+      return (await q.orderBy('id').limit(limit).execute()).map(toEnrollment);
+    },
     async cancelForContact(contactId, now) {
       // A processing claim keeps its claim_token, so the worker's late completion matches nothing.
       const res = await db
