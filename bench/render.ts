@@ -60,15 +60,14 @@ async function loadCompiler() {
   info('compiled message', `${(body.length / 1024).toFixed(1)} KB MIME per recipient, ${(body.match(/notify\/click\//g) ?? []).length} tracked links (html + text parts)`);
   // the substitution alone (values filled into the compiled parts, no headers, no one-buffer message)
   const { personalize } = await import('../src/render/personalize.ts');
-  const { encodeValues, pushEncoded } = await import('../src/mail/encoded-parts.ts');
+  const { encodeValues, encodedPart } = await import('../src/mail/encoded-parts.ts');
   const { scopeSignature: sign } = await import('../src/core/link-refs.ts');
   const substitute = async (token: string) => {
     const p = await personalize(message.compiled, { token, sig: sign(BENCH_SECRET, token, 'c1'), unsubscribeUrl: `${HOST}/notify/unsubscribe/${contact.unsubscribe_token}?s=${token}`, contact });
-    const chunks: Buffer[] = [];
     const text = encodeValues(p.recipient, p.textValues);
-    let bytes = pushEncoded(chunks, p.variant.text, text);
-    if (p.variant.html) bytes += pushEncoded(chunks, p.variant.html, encodeValues(p.recipient, p.htmlValues, text));
-    return bytes;
+    let chars = encodedPart(p.variant.text, text).length;
+    if (p.variant.html) chars += encodedPart(p.variant.html, encodeValues(p.recipient, p.htmlValues, text)).length;
+    return chars;
   };
   let id = 1;
   // dispatcher.render is async only for per-recipient Liquid tags; this email has none, so each call resolves at once

@@ -60,8 +60,16 @@ export function qpEncode(text: string, splice = true): Buffer {
 
 /** Values made only of QP-literal ASCII and short enough for one line (tokens, signatures) skip the encoder. */
 export function qpSpliceValue(value: string): Buffer {
-  if (value.length <= 60 && /^[A-Za-z0-9_.\-/:?]*$/.test(value)) return value.length ? Buffer.concat([Buffer.from(value, 'latin1'), SOFT_BREAK]) : Buffer.alloc(0);
+  if (value.length <= 60 && SPLICE_LITERAL.test(value)) return value.length ? Buffer.concat([Buffer.from(value, 'latin1'), SOFT_BREAK]) : Buffer.alloc(0);
   return qpEncode(value, true);
+}
+
+const SPLICE_LITERAL = /^[A-Za-z0-9_.\-/:?]*$/;
+
+/** qpSpliceValue as a string (quoted-printable is 7-bit: one character per byte). */
+export function qpSpliceText(value: string): string {
+  if (value.length <= 60 && SPLICE_LITERAL.test(value)) return value.length ? `${value}=\r\n` : '';
+  return qpEncode(value, true).toString('latin1');
 }
 
 const ASCII_PRINTABLE = /^[\x20-\x7e]*$/;
@@ -101,7 +109,15 @@ export function formatAddress(address: string, name?: string | null): string {
   return `${encodeHeaderValue(name)} <${address}>`;
 }
 
-/** RFC 5322 date in UTC. */
+let lastSecond = Number.NaN;
+let lastDate = '';
+
+/** RFC 5322 date in UTC. A campaign stamps thousands of messages within one second: that second's text is kept. */
 export function formatDate(ms: number): string {
-  return new Date(ms).toUTCString().replace(/GMT$/, '+0000');
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond) {
+    lastDate = new Date(second * 1000).toUTCString().replace(/GMT$/, '+0000');
+    lastSecond = second;
+  }
+  return lastDate;
 }

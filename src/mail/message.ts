@@ -1,7 +1,7 @@
 import type { ComposerFactory, OutgoingMessage, PersonalMessage } from '../core/mailer.ts';
 import { joinParts } from '../render/personalize.ts';
-import { encodeValues, pushEncoded } from './encoded-parts.ts';
-import { assembleInto, framing, headerBlock } from './mime.ts';
+import { bodyAssembler, encodeValues } from './encoded-parts.ts';
+import { framing, headerBlock } from './mime.ts';
 import { addressOf } from './smtp.ts';
 
 /**
@@ -10,46 +10,58 @@ import { addressOf } from './smtp.ts';
  * there is one header block, the recipient's values encoded once each, and one copy.
  */
 export const composerFor: ComposerFactory = (multipart) => {
-  const frame = framing(multipart);
+  const assemble = bodyAssembler(framing(multipart));
   return (m) => {
     const p = m.content;
     const messageId = `<${m.sendToken}@${domainOf(m.from)}>`;
     const head = headerBlock({ from: m.from, to: m.to, cc: m.cc, subject: m.subject, date: m.date, messageId, headers: m.headers });
     const textValues = encodeValues(p.recipient, p.textValues);
     const html = p.variant.html;
-    const raw = assembleInto(
-      head,
-      frame,
-      (list) => pushEncoded(list, p.variant.text, textValues),
-      html && ((list) => pushEncoded(list, html, p.htmlValues === p.textValues ? textValues : encodeValues(p.recipient, p.htmlValues, textValues))),
-    );
-    return outgoing(m, messageId, raw);
+    const htmlValues = html ? (p.htmlValues === p.textValues ? textValues : encodeValues(p.recipient, p.htmlValues, textValues)) : null;
+    const raw = assemble(head, p.variant, textValues, htmlValues);
+    return new Outgoing(m, messageId, raw);
   };
 };
 
 /** html and text are joined only if a custom mailer reads them; the built-in ones send `raw`. */
-function outgoing(m: PersonalMessage, messageId: string, raw: Buffer): OutgoingMessage {
-  const p = m.content;
-  let html: string | undefined;
-  let text: string | undefined;
-  return {
-    from: m.from,
-    to: m.to,
-    cc: m.cc,
-    bcc: m.bcc,
-    subject: m.subject,
-    headers: m.headers,
-    sendToken: m.sendToken,
-    messageId,
-    raw,
-    get html() {
-      if (html === undefined && p.variant.html) html = joinParts(p.variant.html, p.recipient, p.htmlValues);
-      return html;
-    },
-    get text() {
-      return (text ??= joinParts(p.variant.text, p.recipient, p.textValues));
-    },
-  };
+class Outgoing implements OutgoingMessage {
+  readonly from: string;
+  readonly to: string[];
+  readonly cc: string[] | undefined;
+  readonly bcc: string[] | undefined;
+  readonly subject: string;
+  readonly headers: Record<string, string>;
+  readonly sendToken: string;
+  #html: string | undefined;
+  #text: string | undefined;
+  readonly #m: PersonalMessage;
+
+  constructor(
+    m: PersonalMessage,
+    readonly messageId: string,
+    readonly raw: Buffer,
+  ) {
+    this.#m = m;
+    this.from = m.from;
+    this.to = m.to;
+    this.cc = m.cc;
+    this.bcc = m.bcc;
+    this.subject = m.subject;
+    this.headers = m.headers;
+    this.sendToken = m.sendToken;
+  }
+
+  get html(): string | undefined {
+    const p = this.#m.content;
+    if (this.#html === undefined && p.variant.html) this.#html = joinParts(p.variant.html, p.recipient, p.htmlValues);
+    return this.#html;
+  }
+
+  get text(): string {
+    const p = this.#m.content;
+    this.#text ??= joinParts(p.variant.text, p.recipient, p.textValues);
+    return this.#text;
+  }
 }
 
 function domainOf(from: string): string {

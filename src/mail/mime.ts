@@ -37,50 +37,40 @@ export function headerBlock(h: MimeHeaders): string {
 const TEXT_PART = `Content-Type: text/plain; charset=utf-8${CRLF}Content-Transfer-Encoding: quoted-printable${CRLF}${CRLF}`;
 const HTML_PART = `Content-Type: text/html; charset=utf-8${CRLF}Content-Transfer-Encoding: quoted-printable${CRLF}${CRLF}`;
 
-/** The fixed framing around the bodies, built once per compiled message. */
+/** The fixed framing around the bodies, built once per compiled message (7-bit text). */
 export interface Framing {
-  /** after the header block, before the text pieces */
-  beforeText: Buffer;
-  /** between text and html pieces (multipart only) */
-  beforeHtml: Buffer | null;
-  end: Buffer;
+  /** after the header block, before the text part */
+  beforeText: string;
+  /** between text and html parts (multipart only) */
+  beforeHtml: string | null;
+  end: string;
 }
 
 export function framing(multipart: boolean, boundary = newBoundary()): Framing {
-  if (!multipart) return { beforeText: Buffer.from(TEXT_PART), beforeHtml: null, end: Buffer.alloc(0) };
+  if (!multipart) return { beforeText: TEXT_PART, beforeHtml: null, end: '' };
   return {
-    beforeText: Buffer.from(`Content-Type: multipart/alternative; boundary="${boundary}"${CRLF}${CRLF}--${boundary}${CRLF}${TEXT_PART}`),
-    beforeHtml: Buffer.from(`${CRLF}--${boundary}${CRLF}${HTML_PART}`),
-    end: Buffer.from(`${CRLF}--${boundary}--${CRLF}`),
+    beforeText: `Content-Type: multipart/alternative; boundary="${boundary}"${CRLF}${CRLF}--${boundary}${CRLF}${TEXT_PART}`,
+    beforeHtml: `${CRLF}--${boundary}${CRLF}${HTML_PART}`,
+    end: `${CRLF}--${boundary}--${CRLF}`,
   };
 }
 
-/** Header block + framing + encoded pieces, in one allocation. */
-export function assemble(headers: string, f: Framing, text: Buffer[], html: Buffer[] | null): Buffer {
-  const list: Buffer[] = [Buffer.from(headers, 'utf8'), f.beforeText, ...text];
-  if (html && f.beforeHtml) list.push(f.beforeHtml, ...html);
-  list.push(f.end);
-  return Buffer.concat(list);
-}
-
 /**
- * The same for a dispatcher that already holds the pieces: `fill(list)` appends the text pieces,
- * then (multipart) `fillHtml(list)` the html ones; one copy into one buffer.
+ * Header block + framing + the quoted-printable parts, written into one buffer: the header block
+ * as UTF-8 (an SMTPUTF8 address may be in it), the rest as the 7-bit text it is. The parts are
+ * ropes of many small pieces; writing one copies each piece once, with no intermediate buffers.
  */
-export function assembleInto(headers: string, f: Framing, fillText: (list: Buffer[]) => number, fillHtml: ((list: Buffer[]) => number) | null): Buffer {
-  const head = Buffer.from(headers, 'utf8');
-  const list: Buffer[] = [head, f.beforeText];
-  let bytes = head.length + f.beforeText.length + fillText(list);
-  if (fillHtml && f.beforeHtml) {
-    list.push(f.beforeHtml);
-    bytes += f.beforeHtml.length + fillHtml(list);
-  }
-  list.push(f.end);
-  return Buffer.concat(list, bytes + f.end.length);
+export function assemble(headers: string, f: Framing, text: string, html: string | null): Buffer {
+  const body = html !== null && f.beforeHtml !== null ? f.beforeText + text + f.beforeHtml + html + f.end : f.beforeText + text + f.end;
+  const head = Buffer.byteLength(headers, 'utf8');
+  const out = Buffer.allocUnsafe(head + body.length);
+  out.write(headers, 0, head, 'utf8');
+  out.write(body, head, body.length, 'latin1');
+  return out;
 }
 
 /** A whole message from strings, for mailers handed a message without `raw`. */
 export function composeMime(h: MimeHeaders, text: string | undefined, html: string | undefined): Buffer {
   const f = framing(html !== undefined);
-  return assemble(headerBlock(h), f, [qpEncode(text ?? '', true)], html === undefined ? null : [qpEncode(html, true)]);
+  return assemble(headerBlock(h), f, qpEncode(text ?? '', true).toString('latin1'), html === undefined ? null : qpEncode(html, true).toString('latin1'));
 }
