@@ -240,6 +240,20 @@ forEachEngine('/notify/unsubscribe with unsubscribeConfirm', (h) => {
       ],
     );
   });
+  test('the confirm page shows the address masked: its first letter, 2 to 8 stars, the domain', async () => {
+    const cases: [string, string][] = [
+      ['a@example.com', 'a**@example.com'],
+      ['bo@example.com', 'b**@example.com'],
+      ['carol@example.com', 'c****@example.com'],
+      ['averyveryverylongname@example.com', 'a********@example.com'],
+    ];
+    for (const [email, shown] of cases) {
+      const contact = await notify().contacts.upsert({ email });
+      const html = await (await call(notify(), `/notify/unsubscribe/${contact.unsubscribe_token}`)).text();
+      assert.ok(html.includes(`<h1>Unsubscribe ${shown}?</h1>`), `${email}: ${html}`);
+      assert.ok(!html.includes(email), `${email} itself is not on the page`);
+    }
+  });
 });
 
 forEachEngine('unsubscribe view overrides', (h) => {
