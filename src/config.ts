@@ -111,7 +111,10 @@ export const configSchema = z
     /** List-Id: <list.listIdDomain> on list campaigns */
     listIdDomain: domainName.default(''),
     /** Feedback-ID template: {campaign}, {list}, {kind} (campaign, drip, send, test) */
-    feedbackId: z.string().default(''),
+    feedbackId: z
+      .string()
+      .regex(/^[\x21-\x7e]*$/, 'must be printable ASCII without spaces (e.g. {id}:{kind}:notify)')
+      .default(''),
     /** the name given in EHLO; default the machine's host name */
     smtpName: domainName.default(''),
     dkim: dkimSpec,

@@ -1,3 +1,5 @@
+import type { Config } from '../config.ts';
+import { listHeaders } from './list-headers.ts';
 import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
@@ -39,7 +41,7 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   // (failed/interrupted) by the first run after staleLockMinutes, sent campaign or not.
   result.interrupted = await reclaimStale(ctx, campaignId);
   if (result.done) return result;
-  const message = await ctx.dispatcher.prepare(`c${campaignId}`, specOf(campaign));
+  const message = await ctx.dispatcher.prepare(`c${campaignId}`, specOf(campaign, ctx.config));
   if (campaign.status === 'draft') await ctx.store.campaigns.setStatus(campaignId, 'sending', ctx.clock.now());
 
   const { batchSize } = ctx.config;
@@ -80,7 +82,7 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   return result;
 }
 
-export function specOf(c: Campaign) {
+export function specOf(c: Campaign, config?: Pick<Config, 'listIdDomain' | 'feedbackId'>) {
   return {
     subject: c.subject,
     html: c.html,
@@ -90,7 +92,8 @@ export function specOf(c: Campaign) {
     layout: c.layout,
     fromName: c.from_name,
     fromEmail: c.from_email,
-    headers: c.headers,
+    // the campaign's own headers win over the generated ones
+    headers: config ? { ...listHeaders(config, { kind: 'campaign', id: c.id, list: c.list }), ...c.headers } : c.headers,
     data: { ...c.data, campaign: { id: c.id, name: c.name ?? '', subject: c.subject } },
   };
 }

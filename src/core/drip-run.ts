@@ -1,3 +1,5 @@
+import type { Config } from '../config.ts';
+import { listHeaders } from './list-headers.ts';
 import type { Context } from '../context.ts';
 import { minutes } from './clock.ts';
 import { chunkSize, createDeliveryRun } from './delivery.ts';
@@ -117,14 +119,15 @@ async function processChunk(run: DripRun, claimed: ClaimedEnrollment[]): Promise
 function prepare(run: DripRun, step: Step): Promise<PreparedMessage> {
   let p = run.prepared.get(step.id);
   if (!p) {
-    p = run.ctx.dispatcher.prepare(`s${step.id}`, specOf(step));
+    p = run.ctx.dispatcher.prepare(`s${step.id}`, specOf(step, run.ctx.config));
     run.prepared.set(step.id, p);
   }
   return p;
 }
 
-function specOf(step: Step) {
+function specOf(step: Step, config: Pick<Config, 'listIdDomain' | 'feedbackId'>) {
   return {
+    headers: listHeaders(config, { kind: 'drip', id: step.sequence_id }),
     subject: step.subject,
     html: step.html,
     markdown: step.markdown,

@@ -3,6 +3,7 @@ import { whereToSet } from '../config.ts';
 import { isNotifyError, NotifyError } from '../errors.ts';
 import type { Views } from '../render/views.ts';
 import { formatFrom } from './headers.ts';
+import { listHeaders } from './list-headers.ts';
 import type { Mailer } from './mailer.ts';
 import { newToken } from './tokens.ts';
 
@@ -33,7 +34,7 @@ export function createConfirmationSender(ctx: Pick<Context, 'config' | 'mailer'>
     const text = await views.render('notify/emails/subscribe_confirm_text', data);
     let result: Awaited<ReturnType<Mailer['send']>>;
     try {
-      result = await ctx.mailer.send({ from, to: [email.to], subject, html, text, headers: {}, sendToken: newToken() });
+      result = await ctx.mailer.send({ from, to: [email.to], subject, html, text, headers: listHeaders(ctx.config, { kind: 'optin' }), sendToken: newToken() });
     } catch (err) {
       throw new NotifyError('MAILER_FAILED', `Confirmation email to ${email.to} failed: ${(err as Error).message}`, {}, { cause: err });
     }

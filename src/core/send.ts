@@ -1,3 +1,4 @@
+import { listHeaders } from './list-headers.ts';
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import { type ContentInput, checkContent } from '../render/source.ts';
@@ -82,7 +83,7 @@ export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecor
     },
     now,
   );
-  const spec = { subject, html: input.html, markdown: input.markdown, markdownFile: input.markdownFile, text: input.text, layout: input.layout, data: input.data, headers: input.headers, fromName: input.fromName, fromEmail: input.fromEmail };
+  const spec = { subject, html: input.html, markdown: input.markdown, markdownFile: input.markdownFile, text: input.text, layout: input.layout, data: input.data, headers: { ...listHeaders(ctx.config, { kind: 'send' }), ...input.headers }, fromName: input.fromName, fromEmail: input.fromEmail };
   let message: PreparedMessage;
   try {
     message = await ctx.dispatcher.prepare(`m${row.id}`, spec, { cache: false });

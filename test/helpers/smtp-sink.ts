@@ -6,6 +6,8 @@ export interface SinkMessage {
   envelope: { from: string; to: string[] };
   raw: Buffer;
   parsed: ParsedMail;
+  /** the name the client gave in EHLO/HELO */
+  ehlo: string;
   /** performance.now() when the end of DATA arrived (spacing between deliveries) */
   at: number;
 }
@@ -51,6 +53,7 @@ export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<Smt
           envelope: { from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address) },
           raw,
           parsed,
+          ehlo: session.hostNameAppearsAs,
           at,
         });
         for (const w of waiters.filter((w) => messages.length >= w.n)) w.resolve();
