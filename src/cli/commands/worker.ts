@@ -71,12 +71,12 @@ export async function round(notify: Notify, signal: AbortSignal = new AbortContr
   const sending = await ctx.store.campaigns.idsWithStatus('sending');
   for (const id of [...new Set([...due, ...sending])]) {
     if (signal.aborted) break;
+    if (due.includes(id)) console.log(`campaign ${id}: scheduled time reached, starting`);
     const r = await runCampaign(ctx, id).catch((err) => {
       console.error(`notify worker: campaign ${id}: ${err instanceof NotifyError ? `${err.message} [${err.code}]` : (err as Error).message}`);
       return undefined;
     });
     if (!r) continue;
-    if (due.includes(id) && r.status === 'sending') console.log(`campaign ${id}: scheduled time reached, sending`);
     if (r.sent + r.failed + r.suppressed + r.interrupted > 0 || r.done) console.log(summary(r));
     else if (r.note) console.log(r.note);
     if (!r.done && r.sent + r.failed + r.suppressed > 0 && r.status === 'sending') more = true;
