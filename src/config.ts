@@ -85,6 +85,12 @@ export const configSchema = z
     /** when set, the only attribute names a capture post stores (others are dropped silently) */
     captureAttributes: list.optional(),
     honeypot: bool.default(true),
+    /** a campaign whose bounces + complaints exceed this share of at least 200 sends is paused; 0 = never */
+    autoPauseBounceRate: z.coerce
+      .number({ invalid_type_error: 'must be a number' })
+      .min(0, 'must be a share from 0 to 1 (0.05 = 5%)')
+      .max(1, 'must be a share from 0 to 1 (0.05 = 5%)')
+      .default(0),
     trackIpAddress: bool.default(false),
     webhookDriver: webhookDriverSpec.default(''),
     baseUrl: url('baseUrl').default('http://localhost:3000'),

@@ -11,6 +11,8 @@ export const ErrorCodes = {
   PATH_ESCAPE: 'Path escapes its base directory',
   SUPPRESSED: 'Contact is suppressed',
   DUPLICATE: 'Record already exists',
+  INVALID_STATE: 'Not allowed in the current status',
+  EMPTY_AUDIENCE: 'Campaign audience is empty',
   MAILER_FAILED: 'Mailer failed',
   STORE_UNAVAILABLE: 'Database is unavailable',
   WEBHOOK_DRIVER: 'Webhook driver problem',

@@ -3,8 +3,10 @@ export { loadConfig, type Config, type ConfigInput, OPTION_NAMES, envName } from
 export { NotifyError, ErrorCodes, type ErrorCode, isNotifyError } from './errors.ts';
 export { manualClock, minutes, systemClock, type Clock } from './core/clock.ts';
 export type { NotifyEventMap, NotifyEventName } from './core/events.ts';
-export type { CampaignStats, Contact, ContactInput, ContactStatus, DripRunResult, Enrollment, EnrollmentStatus, SendRecord, Sequence, Step } from './core/types.ts';
+export type { Campaign, CampaignRunResult, CampaignStatus, CampaignStats, Contact, ContactInput, ContactStatus, DripRunResult, Enrollment, EnrollmentStatus, SendRecord, Sequence, Step } from './core/types.ts';
 export type { List, ListInput } from './core/lists.ts';
+export type { CampaignInput, CampaignListOptions } from './core/campaigns.ts';
+export type { TestSendInput, TestSendResult } from './core/campaign-test-send.ts';
 export type { ContactListQuery, ContactPage } from './core/contacts.ts';
 export type { Segment } from './core/segments.ts';
 export type { EnrollInput, SequenceInput, StepInput } from './core/drips.ts';

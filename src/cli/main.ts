@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { closestName } from '../closest-name.ts';
 import { isNotifyError } from '../errors.ts';
 import { registerCampaignsCreate } from './commands/campaigns-create.ts';
+import { registerCampaignsLifecycle } from './commands/campaigns-lifecycle.ts';
+import { registerCampaignsList } from './commands/campaigns-list.ts';
 import { registerContactsExport } from './commands/contacts-export.ts';
 import { registerContactsImport } from './commands/contacts-import.ts';
 import { registerDemo } from './commands/demo.ts';
@@ -24,7 +26,7 @@ const program = new Command('notify')
   .option('--env-file <file>', 'settings file of NOTIFY_*=value lines (default: .env in this folder, if there is one)')
   .showHelpAfterError();
 
-for (const register of [registerMigrate, registerContactsImport, registerContactsExport, registerStats, registerServe, registerSendCampaign, registerCampaignsCreate, registerProcessDrips, registerWorker, registerDemo]) register(program);
+for (const register of [registerMigrate, registerContactsImport, registerContactsExport, registerStats, registerServe, registerSendCampaign, registerCampaignsCreate, registerCampaignsList, registerCampaignsLifecycle, registerProcessDrips, registerWorker, registerDemo]) register(program);
 
 // The spec's commands carry a `notify:` namespace that newcomers leave out; commander's own hint
 // only reaches names three edits away.

@@ -1,8 +1,10 @@
-import type { Config } from '../config.ts';
-import { listHeaders } from './list-headers.ts';
+
 import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
+import { autoPauseIfBouncing } from './auto-pause.ts';
+import { watchRun } from './campaign-control.ts';
+import { dryRun, specOf, startRun } from './campaign-start.ts';
 import { minutes } from './clock.ts';
 import { chunkSize, createDeliveryRun, type Delivered, type DeliveryJob } from './delivery.ts';
 import { addDelta, type CounterDeltas } from './storage/counters.ts';
@@ -28,21 +30,28 @@ export interface RunOptions {
 
 /**
  * One run of notify:send-campaign. Rows are claimed (one INSERT per chunk, unique campaign+contact)
- * BEFORE the mailer is called, so reruns and overlapping runs never send twice; each outcome and
- * its counter are written as they happen (grouped over up to 20 ms). Rows a crashed run left
- * `sending` past staleLockMinutes become failed/interrupted (at most once: the provider may have
- * taken them). Suppressed audience members get a `suppressed` row and do not use up the batch.
+ * BEFORE the mailer is called, so reruns, overlapping runs and several workers after a resume never
+ * send twice; each outcome and its counter are written as they happen (grouped over up to 20 ms).
+ * Rows a crashed run left `sending` past staleLockMinutes become failed/interrupted (at most once:
+ * the provider may have taken them). Suppressed audience members get a `suppressed` row and do not
+ * use up the batch.
+ *
+ * Only a `sending` campaign sends; a draft or a due scheduled one starts here. A paused, cancelled
+ * or not-yet-due campaign sends nothing and the result's `note` says why. The run stops between two
+ * sends once the campaign leaves `sending` (campaign-control.ts) and gives back what it had claimed.
  */
 export async function runCampaign(ctx: Context, campaignId: number, opts: RunOptions = {}): Promise<CampaignRunResult> {
-  const campaign = await ctx.store.campaigns.getById(campaignId);
-  if (!campaign) throw new NotifyError('NOT_FOUND', `Campaign ${campaignId} not found`, { campaignId });
-  const result: CampaignRunResult = { campaignId, sent: 0, failed: 0, suppressed: 0, interrupted: 0, remaining: 0, done: campaign.status === 'sent' };
+  const found = await ctx.store.campaigns.getById(campaignId);
+  if (!found) throw new NotifyError('NOT_FOUND', `Campaign ${campaignId} not found`, { campaignId });
+  const result: CampaignRunResult = { campaignId, sent: 0, failed: 0, suppressed: 0, interrupted: 0, remaining: 0, done: found.status === 'sent', status: found.status };
   // A campaign can be marked sent while a crashed run's rows are still `sending`: they are settled
   // (failed/interrupted) by the first run after staleLockMinutes, sent campaign or not.
   result.interrupted = await reclaimStale(ctx, campaignId);
   if (result.done) return result;
+  if (ctx.config.testMode) return dryRun(ctx, found, result);
+  const campaign = await startRun(ctx, found, result);
+  if (!campaign) return result;
   const message = await ctx.dispatcher.prepare(`c${campaignId}`, specOf(campaign, ctx.config));
-  if (campaign.status === 'draft') await ctx.store.campaigns.setStatus(campaignId, 'sending', ctx.clock.now());
 
   const { batchSize } = ctx.config;
   const chunk = chunkSize(ctx.config.throttleMs, opts.chunkSize);
@@ -52,50 +61,54 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   const expected = opts.onProgress ? Math.min(batchSize, await ctx.store.campaigns.countUnsent(campaign)) : 0;
   const report = () => opts.onProgress?.({ campaignId, expected, budget, sent: result.sent, failed: result.failed, suppressed: result.suppressed });
   report();
-  // Outcomes are written behind the sending, as they come; the next chunk's audience is read
-  // while this one is sent. The claim itself is never deferred.
-  const delivery = createDeliveryRun<DeliveryJob>(ctx, { record: (group) => record(ctx, campaignId, group) });
-  const nextMembers = (size: number) => (budget > 0 && scanned < batchSize * 20 ? ctx.store.campaigns.unsent(campaign, cursor, size) : Promise.resolve([]));
-  let pending = nextMembers(Math.min(chunk, budget));
-  for (;;) {
-    const members = await pending;
-    delivery.check();
-    if (members.length === 0) break;
-    cursor = members[members.length - 1].id;
-    scanned += members.length;
-    const mine = await claim(ctx, campaign, members);
-    const toSend = mine.filter((r) => r.status === 'sending');
-    result.suppressed += mine.length - toSend.length;
-    budget -= toSend.length;
-    pending = nextMembers(Math.min(chunk, budget));
-    const byId = new Map(members.map((m) => [m.id, m]));
-    const outcomes = await delivery.send(toSend.map((row) => ({ message, send: row, contact: byId.get(row.contact_id!) })));
-    for (const o of outcomes) result[o.status === 'sent' ? 'sent' : o.status === 'suppressed' ? 'suppressed' : 'failed']++;
-    report();
+  const control = watchRun(ctx, campaignId);
+  try {
+    // Outcomes are written behind the sending, as they come; the next chunk's audience is read
+    // while this one is sent. The claim itself is never deferred.
+    const delivery = createDeliveryRun<DeliveryJob>(ctx, { record: (group) => record(ctx, campaignId, group), stop: () => control.stopped });
+    const nextMembers = (size: number) => (budget > 0 && scanned < batchSize * 20 ? ctx.store.campaigns.unsent(campaign, cursor, size) : Promise.resolve([]));
+    let pending = nextMembers(Math.min(chunk, budget));
+    for (;;) {
+      const members = await pending;
+      delivery.check();
+      if (members.length === 0 || (await control.refresh()) || (await autoPauseIfBouncing(ctx, campaignId))) break;
+      cursor = members[members.length - 1].id;
+      scanned += members.length;
+      const mine = await claim(ctx, campaign, members);
+      if (!mine) {
+        await control.refresh();
+        break;
+      }
+      const toSend = mine.filter((r) => r.status === 'sending');
+      result.suppressed += mine.length - toSend.length;
+      budget -= toSend.length;
+      pending = nextMembers(Math.min(chunk, budget));
+      const byId = new Map(members.map((m) => [m.id, m]));
+      const outcomes = await delivery.send(toSend.map((row) => ({ message, send: row, contact: byId.get(row.contact_id!) })));
+      const unstarted = toSend.filter((_, i) => outcomes[i] === undefined).map((r) => r.id);
+      if (unstarted.length > 0) await release(ctx, campaignId, unstarted);
+      for (const o of outcomes) if (o) result[o.status === 'sent' ? 'sent' : o.status === 'suppressed' ? 'suppressed' : 'failed']++;
+      report();
+      if (control.stopped) break;
+    }
+    await delivery.drain();
+  } finally {
+    control.close();
   }
-  await delivery.drain();
   result.remaining = await ctx.store.campaigns.countUnsent(campaign);
-  if (result.remaining === 0) {
-    await ctx.store.campaigns.setStatus(campaignId, 'sent', ctx.clock.now());
+  if (control.stopped) return stoppedDuringRun(ctx, campaignId, result);
+  if (result.remaining === 0 && (await ctx.store.campaigns.transition(campaignId, ['sending'], 'sent', {}, ctx.clock.now()))) {
     result.done = true;
+    result.status = 'sent';
   }
   return result;
 }
 
-export function specOf(c: Campaign, config?: Pick<Config, 'listIdDomain' | 'feedbackId'>) {
-  return {
-    subject: c.subject,
-    html: c.html,
-    markdown: c.markdown,
-    markdownFile: c.markdown_file,
-    text: c.text,
-    layout: c.layout,
-    fromName: c.from_name,
-    fromEmail: c.from_email,
-    // the campaign's own headers win over the generated ones
-    headers: config ? { ...listHeaders(config, { kind: 'campaign', id: c.id, list: c.list }), ...c.headers } : c.headers,
-    data: { ...c.data, campaign: { id: c.id, name: c.name ?? '', subject: c.subject } },
-  };
+async function stoppedDuringRun(ctx: Context, id: number, result: CampaignRunResult): Promise<CampaignRunResult> {
+  const c = await ctx.store.campaigns.getById(id);
+  result.status = c?.status ?? result.status;
+  result.note = `campaign ${id} was ${result.status} during this run${c?.status_reason ? ` (${c.status_reason})` : ''}; it stopped after the sends in flight`;
+  return result;
 }
 
 async function reclaimStale(ctx: Context, campaignId: number): Promise<number> {
@@ -111,8 +124,16 @@ async function reclaimStale(ctx: Context, campaignId: number): Promise<number> {
   return stale.length;
 }
 
-/** Creates this chunk's rows; only the ones this call inserted are ours to send. */
-async function claim(ctx: Context, campaign: Campaign, members: RecipientContact[]): Promise<SendRecord[]> {
+/** Rows claimed but never handed to the mailer (the run stopped): deleted, their count taken back. */
+async function release(ctx: Context, campaignId: number, sendIds: number[]): Promise<void> {
+  await ctx.store.transaction(async (tx) => {
+    const released = await tx.campaigns.releaseClaims(campaignId, sendIds);
+    if (released > 0) await tx.counters.add(new Map([[campaignId, { total: -released }]]));
+  });
+}
+
+/** Creates this chunk's rows; only the ones this call inserted are ours to send. None once the campaign is paused or cancelled. */
+async function claim(ctx: Context, campaign: Campaign, members: RecipientContact[]): Promise<SendRecord[] | undefined> {
   const tokens = newTokens(members.length);
   const rows = members.map((m, i) => ({
     token: tokens[i],
@@ -125,6 +146,7 @@ async function claim(ctx: Context, campaign: Campaign, members: RecipientContact
   // The rows and the counters that count them commit together: a crash leaves both or neither.
   // The counter upsert comes last, so its row lock is held only for the commit.
   return ctx.store.transaction(async (tx) => {
+    if (!(await tx.campaigns.holdSending(campaign.id))) return undefined;
     const mine = await tx.sends.claim(rows, ctx.clock.now());
     if (mine.length > 0) {
       const suppressed = mine.filter((r) => r.status === 'suppressed').length;

@@ -7,7 +7,10 @@ import { checkMessage, optionalString } from './message-input.ts';
 import { requireList } from './lists.ts';
 import { requireReferences } from './segment-references.ts';
 import { parseSegment, type Segment } from './segments.ts';
-import type { Campaign, CampaignRunResult } from './types.ts';
+import type { Campaign, CampaignRunResult, CampaignStatus } from './types.ts';
+import { checkStatus, type CampaignLifecycle, createCampaignLifecycle } from './campaign-lifecycle.ts';
+import { ALLOWED_FROM, allows, invalidState } from './campaign-status.ts';
+import { sendTestCopies, type TestSendInput, type TestSendResult } from './campaign-test-send.ts';
 
 export interface CampaignInput extends ContentInput {
   subject: string;
@@ -25,10 +28,27 @@ export interface CampaignInput extends ContentInput {
   headers?: Record<string, string>;
 }
 
-export interface CampaignsService {
+export interface CampaignListOptions {
+  status?: CampaignStatus;
+  /** default 50, at most 1000 */
+  limit?: number;
+  /** ids above this one: the last id of the previous page */
+  after?: number;
+}
+
+export interface CampaignsService extends CampaignLifecycle {
   create(input: CampaignInput): Promise<Campaign>;
   get(id: number): Promise<Campaign | undefined>;
   send(id: number, opts?: RunOptions): Promise<CampaignRunResult>;
+  /** in id order */
+  list(options?: CampaignListOptions): Promise<Campaign[]>;
+  /** content, audience or sender of a draft, scheduled or paused campaign */
+  update(id: number, fields: Partial<CampaignInput>): Promise<Campaign>;
+  /** a draft only */
+  delete(id: number): Promise<void>;
+  sendTest(id: number, input: TestSendInput): Promise<TestSendResult>;
+  /** who a send would reach now: audience members without a send row, suppressed ones left out */
+  audience(id: number): Promise<{ count: number }>;
 }
 
 const MAX_DATA = 64 * 1024;
@@ -43,7 +63,73 @@ export function createCampaignsService(ctx: Context): CampaignsService {
     },
     get: (id) => ctx.store.campaigns.getById(checkId(id)),
     send: (id, opts) => runCampaign(ctx, checkId(id), opts),
+    ...createCampaignLifecycle(ctx, checkId),
+    async list(options = {}) {
+      if (typeof options !== 'object' || options === null) throw new NotifyError('INVALID_INPUT', 'campaigns.list() takes an options object');
+      const limit = options.limit ?? 50;
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw new NotifyError('INVALID_INPUT', `limit must be a whole number from 1 to 1000 (got ${JSON.stringify(limit)})`, { field: 'limit' });
+      const after = options.after === undefined ? undefined : checkId(options.after);
+      return ctx.store.campaigns.list({ status: checkStatus(options.status), limit, after });
+    },
+    async update(id, fields) {
+      const current = await existing(ctx, checkId(id));
+      if (!allows('update', current.status)) throw invalidState('update', current);
+      if (typeof fields !== 'object' || fields === null) throw new NotifyError('INVALID_INPUT', 'campaigns.update() needs an object of fields');
+      const base = inputOf(current);
+      // a new body replaces the old one (a campaign has one of html, markdown, markdownFile)
+      if (fields.html !== undefined || fields.markdown !== undefined || fields.markdownFile !== undefined) {
+        base.html = base.markdown = base.markdownFile = undefined;
+      }
+      const { list, segment, ...row } = validateCampaign(ctx, { ...base, ...withoutUndefined(fields) } as CampaignInput);
+      const listRow = list === null ? null : await requireList(ctx, list);
+      if (segment) await requireReferences(ctx, segment);
+      const changes = { ...row, list_id: listRow?.id ?? null, segment: segment ? (segmentInput(fields.segment ?? current.segment) as Segment) : null };
+      const updated = await ctx.store.campaigns.update(current.id, ALLOWED_FROM.update, changes);
+      if (!updated) throw invalidState('update', (await ctx.store.campaigns.getById(current.id)) ?? current);
+      return updated;
+    },
+    async delete(id) {
+      const current = await existing(ctx, checkId(id));
+      if (!allows('delete', current.status) || !(await ctx.store.campaigns.deleteDraft(current.id))) {
+        throw invalidState('delete', (await ctx.store.campaigns.getById(current.id)) ?? current);
+      }
+    },
+    async sendTest(id, input) {
+      return sendTestCopies(ctx, await existing(ctx, checkId(id)), input);
+    },
+    async audience(id) {
+      return { count: await ctx.store.campaigns.countReachable(await existing(ctx, checkId(id))) };
+    },
   };
+}
+
+async function existing(ctx: Context, id: number): Promise<Campaign> {
+  const c = await ctx.store.campaigns.getById(id);
+  if (!c) throw new NotifyError('NOT_FOUND', `Campaign ${id} not found`, { campaignId: id });
+  return c;
+}
+
+/** a stored campaign as the input that would create it (what update() merges the changes into) */
+function inputOf(c: Campaign): CampaignInput {
+  return {
+    subject: c.subject,
+    name: c.name,
+    html: c.html ?? undefined,
+    markdown: c.markdown ?? undefined,
+    markdownFile: c.markdown_file ?? undefined,
+    text: c.text ?? undefined,
+    layout: c.layout,
+    list: c.list,
+    segment: c.segment,
+    fromName: c.from_name,
+    fromEmail: c.from_email,
+    data: c.data,
+    headers: c.headers,
+  };
+}
+
+function withoutUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /** the filter as stored: the object given, or the one its JSON text holds */

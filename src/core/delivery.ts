@@ -23,7 +23,10 @@ export interface Delivered<J extends DeliveryJob> {
 }
 
 export interface DeliveryRun<J extends DeliveryJob> {
-  /** delivers the jobs; resolves with their outcomes in job order once all are delivered (not necessarily recorded) */
+  /**
+   * delivers the jobs; resolves with their outcomes in job order once all are delivered (not
+   * necessarily recorded). A job not started because `stop` said so has no outcome (a hole).
+   */
   send(jobs: J[]): Promise<SendOutcome[]>;
   /** throws the first failed recording: a run stops when its database does */
   check(): void;
@@ -34,6 +37,8 @@ export interface DeliveryRun<J extends DeliveryJob> {
 export interface DeliveryOptions<J extends DeliveryJob> {
   /** writes a group of outcomes; called in order, one group at a time */
   record(group: Delivered<J>[]): Promise<void>;
+  /** read before each send: true starts no further one (a paused or cancelled campaign) */
+  stop?(): boolean;
 }
 
 /** deliveries in flight at once when not throttled; a little above the SMTP pool so it never idles */
@@ -60,8 +65,6 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
   let started = false;
 
   const deliverOne = async (job: J): Promise<SendOutcome> => {
-    if (started && throttleMs > 0) await sleep(throttleMs);
-    started = true;
     let message: PreparedMessage;
     try {
       message = typeof job.message === 'function' ? await job.message() : job.message;
@@ -78,6 +81,9 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
       let next = 0;
       const worker = async () => {
         while (next < jobs.length) {
+          if (started && throttleMs > 0) await sleep(throttleMs);
+          if (opts.stop?.()) return;
+          started = true;
           const i = next++;
           const outcome = await deliverOne(jobs[i]);
           outcomes[i] = outcome;

@@ -96,7 +96,7 @@ export interface CampaignStats {
   clicked: number;
 }
 
-export const CAMPAIGN_STATUSES = ['draft', 'sending', 'sent'] as const;
+export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'paused', 'cancelled', 'sent'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
 export interface Campaign {
@@ -120,6 +120,10 @@ export interface Campaign {
   status: CampaignStatus;
   created_at: Date;
   sent_at: Date | null;
+  /** when a scheduled campaign starts (kept once it has) */
+  send_at: Date | null;
+  /** why notify paused it on its own (auto-pause, an empty audience); null otherwise */
+  status_reason: string | null;
 }
 
 /** Result of one notify:send-campaign run. */
@@ -134,6 +138,12 @@ export interface CampaignRunResult {
   remaining: number;
   /** true when this run found nothing left and marked the campaign sent */
   done: boolean;
+  /** the campaign's status after the run */
+  status: CampaignStatus;
+  /** why this run sent nothing more (paused, cancelled, scheduled for later, auto-paused, a dry run) */
+  note?: string;
+  /** testMode: the messages this run would have sent (logged, nothing delivered or recorded) */
+  dryRun?: number;
 }
 
 export interface Step {

@@ -55,6 +55,7 @@ export function createStore(url: string): Store {
         fn({
           kind: dialect.kind,
           db: trx,
+          campaigns: createCampaignsRepo(trx, dialect),
           contacts: createContactsRepo(trx, dialect),
           counters: createCountersRepo(trx),
           enrollments: createEnrollmentsRepo(trx, dialect),

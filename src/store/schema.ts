@@ -56,10 +56,14 @@ export interface CampaignsTable {
   list_id: number | null;
   from_name: string | null;
   from_email: string | null;
-  /** draft | sending | sent */
+  /** draft | scheduled | sending | paused | cancelled | sent */
   status: string;
   created_at: number;
   sent_at: number | null;
+  /** when a `scheduled` campaign starts (kept after it did) */
+  send_at: Generated<number | null>;
+  /** why notify itself paused it (auto-pause, an empty audience); null otherwise */
+  status_reason: Generated<string | null>;
   /** Liquid variables for every recipient (JSON object) */
   data: Generated<string | Record<string, unknown>>;
   /** custom headers (JSON object of name -> value) */

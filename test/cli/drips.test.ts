@@ -34,7 +34,7 @@ describe('notify notify:process-drips and notify worker', () => {
       await later.contacts.upsert({ email: 'c@example.com' });
       await later.drips.enroll({ contact: 'c@example.com', sequence: 'cli' });
       const c = await later.campaigns.create({ subject: 'Camp', text: 'hello' });
-      await later.context.store.campaigns.setStatus(c.id, 'sending', Date.now());
+      await later.context.store.campaigns.transition(c.id, ['draft'], 'sending', {}, Date.now());
       await later.close();
       await waitUntil(() => (outbox() === 2 + 1 + 3 ? true : undefined), 30_000, 'the drip step and the campaign from the worker');
       // the messages land before the run records them and prints its summary: wait for the line, then check the count stays

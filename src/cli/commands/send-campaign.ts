@@ -26,7 +26,13 @@ export function registerSendCampaign(program: Command): void {
         const id = Number(campaignId);
         for (let run = 1; ; run++) {
           const result = await runWithProgress((onProgress) => notify.campaigns.send(id, { onProgress }), process.stdout.isTTY === true);
-          console.log(summary(result, opts.all ? run : undefined));
+          const acted = result.sent + result.failed + result.suppressed + result.interrupted > 0;
+          if (acted || !result.note) console.log(summary(result, opts.all ? run : undefined));
+          if (result.note) {
+            // why it sent nothing (more): paused, cancelled, scheduled for later, a dry run
+            console.log(result.note);
+            break;
+          }
           if (result.sent === 0 && result.failed > 0) throw new NotifyError('MAILER_FAILED', `every send of campaign ${id} in this run failed; see the send records' error`);
           if (!opts.all || result.done || result.sent + result.failed + result.suppressed === 0) break;
         }
@@ -66,6 +72,6 @@ async function runWithProgress(run: (onProgress: (p: RunProgress) => void) => Pr
 export function summary(r: CampaignRunResult, run?: number): string {
   const head = `campaign ${r.campaignId}${run ? ` run ${run}` : ''}: sent ${r.sent}, failed ${r.failed}, suppressed ${r.suppressed}`;
   const interrupted = r.interrupted ? `, ${r.interrupted} interrupted by an earlier crash (marked failed, not resent)` : '';
-  const tail = r.done ? ' - campaign sent, nothing remains' : `, ${r.remaining} remaining (run again to continue)`;
+  const tail = r.done ? ' - campaign sent, nothing remains' : r.status !== 'sending' ? `, ${r.remaining} remaining (campaign ${r.status})` : `, ${r.remaining} remaining (run again to continue)`;
   return head + interrupted + tail;
 }

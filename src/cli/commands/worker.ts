@@ -45,7 +45,7 @@ export function registerWorker(program: Command): void {
               console.error(`notify worker: round failed: ${err instanceof NotifyError ? `${err.message} [${err.code}]` : (err as Error).message}`);
               return false;
             });
-            if (!more) await pause(interval * 1000, stop.signal);
+            if (!more) await pause(await untilNext(notify, interval * 1000), stop.signal);
           }
         });
         console.log('notify worker: stopped');
@@ -56,19 +56,31 @@ export function registerWorker(program: Command): void {
     });
 }
 
-/** One round; true when a run was full (more is due right away). */
-async function round(notify: Notify, signal: AbortSignal): Promise<boolean> {
+/**
+ * One round; true when a run was full (more is due right away). Scheduled campaigns whose time has
+ * come start here (by the instance's clock); a campaign that fails (its template, an empty
+ * audience) is reported and the others still run.
+ */
+export async function round(notify: Notify, signal: AbortSignal = new AbortController().signal): Promise<boolean> {
   const ctx = notify.context;
   let more = false;
   const drips = await runDrips(ctx, { signal });
   if (drips.claimed + drips.reclaimed > 0) console.log(dripSummary(drips));
   if (drips.claimed >= ctx.config.batchSize) more = true;
   if (signal.aborted) return false;
-  for (const id of await ctx.store.campaigns.idsWithStatus('sending')) {
+  const due = await ctx.store.campaigns.dueScheduled(ctx.clock.now());
+  const sending = await ctx.store.campaigns.idsWithStatus('sending');
+  for (const id of [...new Set([...due, ...sending])]) {
     if (signal.aborted) break;
-    const r = await runCampaign(ctx, id);
+    if (due.includes(id)) console.log(`campaign ${id}: scheduled time reached, starting`);
+    const r = await runCampaign(ctx, id).catch((err) => {
+      console.error(`notify worker: campaign ${id}: ${err instanceof NotifyError ? `${err.message} [${err.code}]` : (err as Error).message}`);
+      return undefined;
+    });
+    if (!r) continue;
     if (r.sent + r.failed + r.suppressed + r.interrupted > 0 || r.done) console.log(summary(r));
-    if (!r.done && r.sent + r.failed + r.suppressed > 0) more = true;
+    else if (r.note) console.log(r.note);
+    if (!r.done && r.sent + r.failed + r.suppressed > 0 && r.status === 'sending') more = true;
   }
   if (notify.bounces && !signal.aborted) await pollBounces(notify.bounces);
   return more;
@@ -84,6 +96,13 @@ async function pollBounces(mailbox: BounceMailbox): Promise<void> {
   } catch (err) {
     console.error(`notify worker: bounce mailbox poll failed: ${err instanceof NotifyError ? `${err.message} [${err.code}]` : (err as Error).message}`);
   }
+}
+
+/** the pause before the next round: the interval, or less when a scheduled campaign is due sooner */
+async function untilNext(notify: Notify, intervalMs: number): Promise<number> {
+  const next = await notify.context.store.campaigns.nextSendAt().catch(() => undefined);
+  if (next === undefined) return intervalMs;
+  return Math.max(0, Math.min(intervalMs, next - notify.context.clock.now()));
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

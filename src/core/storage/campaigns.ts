@@ -1,15 +1,42 @@
 import type { Campaign, CampaignStatus, RecipientContact } from '../types.ts';
 
 /** A campaign as written: its id, status and times come from the store; its list by id (one that exists). */
-export type NewCampaign = Omit<Campaign, 'id' | 'status' | 'created_at' | 'sent_at' | 'list'> & { list_id: number | null };
+export type NewCampaign = Omit<Campaign, 'id' | 'status' | 'created_at' | 'sent_at' | 'list' | 'send_at' | 'status_reason'> & { list_id: number | null };
+
+/** What `update` may change. */
+export type CampaignChanges = Partial<NewCampaign>;
+
+/** What a status change may set beside the status (undefined = left as it is). */
+export interface TransitionFields {
+  send_at?: number | null;
+  status_reason?: string | null;
+}
 
 /** What decides a campaign's audience. */
 export type AudienceOf = Pick<Campaign, 'id' | 'list' | 'segment'>;
 
+export interface CampaignListQuery {
+  status?: CampaignStatus;
+  limit: number;
+  /** ids above this one (the last id of the previous page) */
+  after?: number;
+}
+
 export interface CampaignsRepo {
   create(input: NewCampaign, now: number): Promise<Campaign>;
   getById(id: number): Promise<Campaign | undefined>;
-  setStatus(id: number, status: CampaignStatus, now: number): Promise<void>;
+  statusOf(id: number): Promise<CampaignStatus | undefined>;
+  /**
+   * Compare-and-set: the status becomes `to` only when it is one of `from` at the moment of the
+   * write (one UPDATE), so of two racing callers exactly one wins. `sent` also sets sent_at.
+   * Returns the campaign as changed, or undefined when the status was none of `from`.
+   */
+  transition(id: number, from: readonly CampaignStatus[], to: CampaignStatus, fields: TransitionFields, now: number): Promise<Campaign | undefined>;
+  /** changes content or audience while the status is one of `from`; undefined when it was not */
+  update(id: number, from: readonly CampaignStatus[], changes: CampaignChanges): Promise<Campaign | undefined>;
+  /** deletes a campaign that is still a draft (and its link list); false when it is not one */
+  deleteDraft(id: number): Promise<boolean>;
+  list(query: CampaignListQuery): Promise<Campaign[]>;
   /**
    * Audience members (the campaign's list's subscribers, or every contact; narrowed by its
    * segment) without a send row for the campaign, ordered by id after `afterId`. Contacts that
@@ -17,6 +44,25 @@ export interface CampaignsRepo {
    */
   unsent(campaign: AudienceOf, afterId: number, limit: number): Promise<RecipientContact[]>;
   countUnsent(campaign: AudienceOf): Promise<number>;
+  /** the unsent members a send would reach (suppressed contacts left out) */
+  countReachable(campaign: AudienceOf): Promise<number>;
   /** ids of the campaigns in a status, oldest first (the worker continues those `sending`) */
   idsWithStatus(status: CampaignStatus): Promise<number[]>;
+  /** ids of `scheduled` campaigns whose send_at is at or before `now`, earliest first */
+  dueScheduled(now: number): Promise<number[]>;
+  /** the earliest send_at of a `scheduled` campaign, if any */
+  nextSendAt(): Promise<number | undefined>;
+  /**
+   * Inside a claim's transaction: true while the campaign is `sending`, and it stays so until the
+   * transaction ends (the row is write-locked), so a pause either comes before the claim (nothing
+   * is claimed) or after it (and waits for the claimed rows).
+   */
+  holdSending(id: number): Promise<boolean>;
+  /** the campaign's send rows still `sending` that were touched at or after `since` (a live run holds them) */
+  countSending(id: number, since: number): Promise<number>;
+  /**
+   * Deletes those of `sendIds` still `sending`: rows a run claimed and stopped before handing to
+   * the mailer (paused, cancelled). Their contacts are unsent again. Returns how many it deleted.
+   */
+  releaseClaims(id: number, sendIds: number[]): Promise<number>;
 }

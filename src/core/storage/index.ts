@@ -51,4 +51,4 @@ export interface Store {
 }
 
 /** The repositories available inside Store.transaction. */
-export type StoreTx = Pick<Store, 'contacts' | 'counters' | 'enrollments' | 'events' | 'lists' | 'sends' | 'webhookReceipts'>;
+export type StoreTx = Pick<Store, 'campaigns' | 'contacts' | 'counters' | 'enrollments' | 'events' | 'lists' | 'sends' | 'webhookReceipts'>;

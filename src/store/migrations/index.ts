@@ -9,6 +9,7 @@ import * as tracking from './005_tracking.ts';
 import * as capture from './006_capture.ts';
 import * as sendSuppressedRecipients from './007_send_suppressed_recipients.ts';
 import * as listMembership from './008_list_membership.ts';
+import * as campaignLifecycle from './009_campaign_lifecycle.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /** What a migration needs to know to write one definition for both engines. */
@@ -30,6 +31,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '006_capture': capture,
   '007_send_suppressed_recipients': sendSuppressedRecipients,
   '008_list_membership': listMembership,
+  '009_campaign_lifecycle': campaignLifecycle,
 };
 
 export interface MigrateResult {

@@ -1,7 +1,7 @@
 import type { Expression, Kysely, Selectable, SqlBool } from 'kysely';
 import { parseSegment, type Segment } from '../../core/segments.ts';
-import type { AudienceOf, CampaignsRepo } from '../../core/storage/campaigns.ts';
-import { type Campaign, type CampaignStatus, NOT_OPTED_IN_STATUSES } from '../../core/types.ts';
+import type { AudienceOf, CampaignChanges, CampaignsRepo } from '../../core/storage/campaigns.ts';
+import { type Campaign, type CampaignStatus, NOT_OPTED_IN_STATUSES, SUPPRESSED_STATUSES } from '../../core/types.ts';
 import type { StoreDialect } from '../dialect.ts';
 import { layoutColumn, layoutOf, parseJson, toDate } from '../rows.ts';
 import type { CampaignsTable, Database } from '../schema.ts';
@@ -28,6 +28,8 @@ function toCampaign(row: Row): Campaign {
     status: row.status as CampaignStatus,
     created_at: toDate(row.created_at)!,
     sent_at: toDate(row.sent_at),
+    send_at: toDate(row.send_at),
+    status_reason: row.status_reason ?? null,
   };
 }
 
@@ -79,13 +81,6 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect)
       const row = await byId(id);
       return row && toCampaign(row);
     },
-    async setStatus(id, status, now) {
-      await db
-        .updateTable('notify_campaigns')
-        .set({ status, ...(status === 'sent' ? { sent_at: now } : {}) })
-        .where('id', '=', id)
-        .execute();
-    },
     async unsent(c, afterId, limit) {
       const rows = await audience(c)
         .select(['c.id', 'c.email', 'c.name', 'c.status', 'c.unsubscribe_token', 'c.attributes'])
@@ -103,5 +98,104 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect)
       const row = await audience(c).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
       return Number(row?.n ?? 0);
     },
+    async countReachable(c) {
+      const row = await audience(c)
+        .where('c.status', 'not in', SUPPRESSED_STATUSES)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+    async statusOf(id) {
+      const row = await db.selectFrom('notify_campaigns').select('status').where('id', '=', id).executeTakeFirst();
+      return row?.status as CampaignStatus | undefined;
+    },
+    async transition(id, from, to, fields, now) {
+      if (from.length === 0) return undefined;
+      const res = await db
+        .updateTable('notify_campaigns')
+        .set({ status: to, ...(to === 'sent' ? { sent_at: now } : {}), ...fields })
+        .where('id', '=', id)
+        .where('status', 'in', [...from])
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) return undefined;
+      return toCampaign((await byId(id))!);
+    },
+    async update(id, from, changes) {
+      const res = await db.updateTable('notify_campaigns').set(changeColumns(changes)).where('id', '=', id).where('status', 'in', [...from]).executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) return undefined;
+      return toCampaign((await byId(id))!);
+    },
+    async deleteDraft(id) {
+      return db.transaction().execute(async (trx) => {
+        const res = await trx.deleteFrom('notify_campaigns').where('id', '=', id).where('status', '=', 'draft').executeTakeFirst();
+        if (Number(res.numDeletedRows) !== 1) return false;
+        // a test send stored the draft's links under its scope
+        await trx.deleteFrom('notify_links').where('scope', '=', `c${id}`).execute();
+        return true;
+      });
+    },
+    async list({ status, limit, after }) {
+      let q = db
+        .selectFrom('notify_campaigns')
+        .leftJoin('notify_lists', 'notify_lists.id', 'notify_campaigns.list_id')
+        .selectAll('notify_campaigns')
+        .select('notify_lists.name as list_name');
+      if (status) q = q.where('notify_campaigns.status', '=', status);
+      if (after !== undefined) q = q.where('notify_campaigns.id', '>', after);
+      const rows = await q.orderBy('notify_campaigns.id').limit(limit).execute();
+      return rows.map(toCampaign);
+    },
+    async dueScheduled(now) {
+      const rows = await db.selectFrom('notify_campaigns').select('id').where('status', '=', 'scheduled').where('send_at', '<=', now).orderBy('send_at').orderBy('id').execute();
+      return rows.map((r) => Number(r.id));
+    },
+    async nextSendAt() {
+      const row = await db.selectFrom('notify_campaigns').select((eb) => eb.fn.min('send_at').as('t')).where('status', '=', 'scheduled').executeTakeFirst();
+      return row?.t === null || row?.t === undefined ? undefined : Number(row.t);
+    },
+    async holdSending(id) {
+      const res = await db
+        .updateTable('notify_campaigns')
+        .set((eb) => ({ status: eb.ref('status') }))
+        .where('id', '=', id)
+        .where('status', '=', 'sending')
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1;
+    },
+    async countSending(id, since) {
+      const row = await db
+        .selectFrom('notify_sends')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('campaign_id', '=', id)
+        .where('status', '=', 'sending')
+        .where('updated_at', '>=', since)
+        .executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+    async releaseClaims(id, sendIds) {
+      let released = 0;
+      for (let i = 0; i < sendIds.length; i += 500) {
+        const res = await db
+          .deleteFrom('notify_sends')
+          .where('campaign_id', '=', id)
+          .where('id', 'in', sendIds.slice(i, i + 500))
+          .where('status', '=', 'sending')
+          .executeTakeFirst();
+        released += Number(res.numDeletedRows);
+      }
+      return released;
+    },
+  };
+}
+
+/** The columns of an update: JSON fields as text, the layout as its column form. */
+function changeColumns(changes: CampaignChanges) {
+  const { data, headers, layout, segment, ...rest } = changes;
+  return {
+    ...rest,
+    ...(data !== undefined ? { data: JSON.stringify(data) } : {}),
+    ...(headers !== undefined ? { headers: JSON.stringify(headers) } : {}),
+    ...(layout !== undefined ? { layout: layoutColumn(layout) } : {}),
+    ...(segment !== undefined ? { segment: segment === null ? null : JSON.stringify(segment) } : {}),
   };
 }
