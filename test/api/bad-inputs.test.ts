@@ -151,6 +151,7 @@ forEachEngine('API bad inputs', (h) => {
       ['GET', '/contacts/count?list=nope'],
       ['GET', '/contacts/export.csv?list=nope'],
       ['DELETE', '/lists/nope'],
+      ['GET', '/lists/nope'],
       ['POST', '/campaigns', { subject: 'Hi', html: 'x', list: 'nope' }],
       ['GET', '/campaigns/999'],
       ['GET', '/campaigns/999/stats'],
