@@ -125,7 +125,7 @@ function linesBeforeBadByte(chunk: Uint8Array): number {
 }
 
 function notUtf8(line: number): NotifyError {
-  return new NotifyError('INVALID_INPUT', `The file is not UTF-8 text (line ${line}); if it was saved as Latin-1 / Windows-1252, import it with --encoding latin1`, {
+  return new NotifyError('INVALID_INPUT', `The file is not UTF-8 text (line ${line}); if it was saved as Latin-1 / Windows-1252, import it as latin1: ?encoding=latin1 over the API, or --encoding latin1`, {
     line,
   });
 }

@@ -151,6 +151,7 @@ forEachEngine('API bad inputs', (h) => {
       ['GET', '/contacts/count?list=nope'],
       ['GET', '/contacts/export.csv?list=nope'],
       ['DELETE', '/lists/nope'],
+      ['GET', '/lists/nope'],
       ['POST', '/campaigns', { subject: 'Hi', html: 'x', list: 'nope' }],
       ['GET', '/campaigns/999'],
       ['GET', '/campaigns/999/stats'],
@@ -233,6 +234,7 @@ forEachEngine('API bad inputs', (h) => {
       assert.equal(res.status, 422, `${query} ${body.toString().slice(0, 20)}: ${res.text}`);
       assert.equal(res.body.code, 'INVALID_INPUT');
       if (field) assert.equal(res.body.field, field);
+      if (body instanceof Buffer) assert.match(res.body.detail, /not UTF-8 text \(line 2\).*\?encoding=latin1/);
     }
     assert.equal(await notify().contacts.get('x@example.com'), undefined, 'no row of a refused file was stored');
     const noFile = new FormData();
@@ -291,5 +293,24 @@ describe('the API of a closed instance', () => {
     assert.equal(res.status, 503);
     assert.equal(res.headers.get('content-type'), 'application/problem+json');
     assert.equal(((await res.json()) as { code: string }).code, 'CLOSED');
+  });
+});
+
+describe('an import running when the instance closes', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'notify-api-import-close-'));
+  test('stops after its current row; the job says so, and what it stored stays', async () => {
+    const notify = await createNotify(testOptions(`sqlite:${join(dir, 'n.db')}`, { adminToken: TOKEN }));
+    const rows = Array.from({ length: 3000 }, (_, i) => `p${i}@example.com`);
+    const started = await call(notify, '/notify/api/v1/imports', { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/csv' }, body: `email\n${rows.join('\n')}\n` });
+    assert.equal(started.status, 202);
+    const { id } = (await started.json()) as { id: string };
+    await notify.close();
+    const job = (await (await call(notify, `/notify/api/v1/imports/${id}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { status: string; error: string; created: number; rows: number };
+    assert.equal(job.status, 'failed');
+    assert.match(job.error, /stopped during the import; run it again/);
+    assert.ok(job.rows < rows.length, `${job.rows} rows`);
+    const again = await createNotify(testOptions(`sqlite:${join(dir, 'n.db')}`));
+    assert.equal(await again.contacts.count(), job.created, 'the rows it reported are stored');
+    await again.close();
   });
 });

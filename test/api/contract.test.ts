@@ -57,6 +57,7 @@ forEachEngine('the API answers every operation as its document says', (h) => {
     assert.equal(created.status, 201);
     assert.deepEqual({ ...created.body, id: 0, created_at: 0 }, { id: 0, name: 'news', description: '<b>Weekly</b>', public: true, subscribers: 0, created_at: 0 });
     assert.equal((await api('POST', '/lists', { body: { name: 'temp' } })).status, 201);
+    assert.deepEqual((await api('GET', '/lists/NEWS')).body, created.body, 'any case');
     assert.equal((await api('DELETE', '/lists/TEMP')).status, 204, 'any case');
     assert.deepEqual((await api('GET', '/lists')).body.lists.map((l: { name: string }) => l.name), ['news']);
   });

@@ -43,6 +43,8 @@ const CHUNK = 64 * 1024;
  * KEEP_JOBS of them): progress is asked of the process that runs the import, and a restart forgets
  * finished jobs (the contacts they stored stay, and an import run again changes nothing).
  */
+const stopped = () => new NotifyError('CLOSED', 'The server stopped during the import; run it again (rows already stored are unchanged the second time)');
+
 export function createImportJobs(ctx: Context): ImportJobs {
   const jobs = new Map<string, ImportJob>();
   const running = new Set<Promise<void>>();
@@ -52,7 +54,7 @@ export function createImportJobs(ctx: Context): ImportJobs {
   async function run(job: ImportJob, csv: Buffer, opts: Parameters<ImportJobs['start']>[1]) {
     async function* chunks() {
       for (let at = 0; at < csv.length; at += CHUNK) {
-        if (closing) throw new NotifyError('CLOSED', 'The server stopped during the import; run it again (rows already stored are unchanged the second time)');
+        if (closing) throw stopped();
         job.bytes_read = Math.min(at + CHUNK, csv.length);
         yield csv.subarray(at, at + CHUNK);
       }
@@ -60,7 +62,11 @@ export function createImportJobs(ctx: Context): ImportJobs {
     try {
       const result = await importContacts(contacts, chunks(), {
         ...opts,
-        onProgress: (p) => Object.assign(job, { rows: p.rows, created: p.created, updated: p.updated, unchanged: p.unchanged, rejected: p.rejected }),
+        onProgress: (p) => {
+          Object.assign(job, { rows: p.rows, created: p.created, updated: p.updated, unchanged: p.unchanged, rejected: p.rejected });
+          // checked after every row (once it is counted), so a shutdown waits for one row, not for the whole file
+          if (closing) throw stopped();
+        },
       });
       Object.assign(job, { status: 'done', created: result.created, updated: result.updated, unchanged: result.unchanged, rejected: result.rejected.length, rejections: result.rejected.slice(0, SHOWN_REJECTIONS) });
     } catch (err) {

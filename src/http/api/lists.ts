@@ -1,3 +1,4 @@
+import { NotifyError } from '../../errors.ts';
 import type { ApiRoute, JsonSchema } from './route.ts';
 import { ref } from './route.ts';
 import { arrayOf, bool, dateTime, input, int, nullable, record, str, text } from './schemas.ts';
@@ -33,6 +34,21 @@ export const listRoutes: ApiRoute[] = [
     responses: { 201: { description: 'the new list', schema: ref('List') } },
     problems: [409, 422],
     handle: async ({ deps, body }) => ({ status: 201, body: await deps.notify.lists.create(body as { name: string }) }),
+  },
+  {
+    method: 'get',
+    path: '/lists/{name}',
+    operationId: 'getList',
+    tag: 'lists',
+    summary: 'One list with its subscriber count',
+    params: { name: { description: 'the list name, any case' } },
+    responses: { 200: { description: 'the list', schema: ref('List') } },
+    problems: [404],
+    handle: async ({ deps, params }) => {
+      const list = (await deps.notify.lists.list()).find((l) => l.name.toLowerCase() === params.name.toLowerCase());
+      if (!list) throw new NotifyError('NOT_FOUND', `No list named ${JSON.stringify(params.name)}`, { field: 'name' });
+      return { body: list };
+    },
   },
   {
     method: 'delete',

@@ -43,7 +43,10 @@ export function mountRoutes(app: Hono, routes: ApiRoute[], parts: RouterParts): 
   }
   // Anything else under the prefix: 405 with Allow when the path exists, else 404; both as problems.
   app.all(`${API_PREFIX}/*`, async (c) => {
-    const refused = await parts.authenticate(c);
+    const refused = await parts.authenticate(c).catch((err) => {
+      parts.log.error({ err, path: c.req.path }, 'api request failed');
+      return { problem: problemOf(err), headers: {} };
+    });
     if (refused) return problemResponse(c, refused.problem, refused.headers);
     const allowed = routes.filter((r) => pathPattern(r.path).test(c.req.path.slice(API_PREFIX.length))).map((r) => r.method.toUpperCase());
     if (allowed.length > 0) return problemResponse(c, problem('METHOD_NOT_ALLOWED', 405, `${c.req.method} is not allowed here`), { Allow: [...new Set(allowed)].join(', ') });
