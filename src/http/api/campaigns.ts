@@ -16,12 +16,8 @@ const campaignReply: ApiResponse = { description: 'the campaign', schema: ref('C
 /**
  * An operation on one campaign over one notify.campaigns call: `POST /campaigns/{id}/<name>` by
  * default, answered with what the call returns (or, when it returns nothing, the campaign as it is
- * afterwards). Each lifecycle operation is one line in campaignRoutes:
- *   campaignAction('pause', 'Pause sending', (n, id) => n.campaigns.pause(id)),
- *   campaignAction('schedule', 'Schedule', (n, id, b) => n.campaigns.schedule(id, b.sendAt as string), { body: input({ sendAt: text(40) }, ['sendAt']) }),
- *   campaignAction('audience', 'Who a send would reach now', (n, id) => n.campaigns.audience(id), { method: 'get', response: { description: 'the count', schema: record({ count: int }) } }),
- *   campaignAction('', 'Change a campaign', (n, id, b) => n.campaigns.update(id, b), { method: 'patch', body: CAMPAIGN_UPDATE, operationId: 'updateCampaign' }),
- *   campaignAction('', 'Delete a draft', (n, id) => n.campaigns.delete(id), { method: 'delete', operationId: 'deleteCampaign' }),
+ * afterwards). Each lifecycle operation (update, delete, schedule, pause, resume, cancel, test,
+ * audience) is one such line at the end of campaignRoutes; an empty name is `/campaigns/{id}` itself.
  */
 export function campaignAction(
   name: string,
