@@ -71,7 +71,8 @@ export interface ReportOptions {
 export interface StatsService {
   getCampaignStats(campaignId: number | string): Promise<CampaignStats>;
   getCampaignReport(campaignId: number | string, options?: ReportOptions): Promise<CampaignReport>;
-  listCampaigns(options?: { limit?: number; offset?: number }): Promise<CampaignSummary[]>;
+  /** newest first; `status` keeps only campaigns in that status */
+  listCampaigns(options?: { limit?: number; offset?: number; status?: string }): Promise<CampaignSummary[]>;
   listSequences(): Promise<SequenceSummary[]>;
 }
 
@@ -104,7 +105,7 @@ export function createStatsService(ctx: Pick<Context, 'store'>): StatsService {
     async listCampaigns(options = {}) {
       const limit = clampInt(options.limit ?? 50, 1, 500);
       const offset = clampInt(options.offset ?? 0, 0, Number.MAX_SAFE_INTEGER);
-      return (await stats.listCampaigns(limit, offset)).map(summarize);
+      return (await stats.listCampaigns(limit, offset, options.status)).map(summarize);
     },
     async listSequences() {
       return (await stats.sequences()).map(summarizeSequence);

@@ -29,6 +29,9 @@ const GOOD_BODY: Record<string, unknown> = {
   unsubscribeContact: { list: 'news' },
   createList: { name: 'other' },
   createCampaign: { subject: 'Hi', html: '<p>Hi</p>' },
+  updateCampaign: { subject: 'Changed' },
+  scheduleCampaign: { send_at: '2099-01-01T09:00:00Z' },
+  sendTestCampaign: { to: ['proof@example.com'] },
   createSequence: { name: 'other', steps: [{ delayMinutes: 0, subject: 'Hi', html: 'x' }] },
   enrollContact: { contact: 'ann@example.com' },
   startImport: 'email\nnew@example.com\n',
@@ -120,6 +123,8 @@ forEachEngine('API bad inputs', (h) => {
       [`/contacts?search=${'x'.repeat(201)}`, 'search'],
       ['/contacts/export.csv?status=gone', 'status'],
       ['/campaigns?limit=-1', 'limit'],
+      ['/campaigns?status=gone', 'status'],
+      ['/campaigns/abc/audience', 'id'],
       ['/campaigns/abc', 'id'],
       ['/campaigns/0/stats', 'campaignId'],
       ['/campaigns/1/report?bucket=2h', 'bucket'],
@@ -156,6 +161,14 @@ forEachEngine('API bad inputs', (h) => {
       ['GET', '/campaigns/999'],
       ['GET', '/campaigns/999/stats'],
       ['GET', '/campaigns/999/report'],
+      ['PATCH', '/campaigns/999', { subject: 'X' }],
+      ['DELETE', '/campaigns/999'],
+      ['POST', '/campaigns/999/schedule', { send_at: '2099-01-01T09:00:00Z' }],
+      ['POST', '/campaigns/999/pause'],
+      ['POST', '/campaigns/999/resume'],
+      ['POST', '/campaigns/999/cancel'],
+      ['POST', '/campaigns/999/test', { to: ['proof@example.com'] }],
+      ['GET', '/campaigns/999/audience'],
       ['GET', '/sequences/999'],
       ['GET', '/sequences/nope'],
       ['POST', '/sequences/nope/enrollments', { contact: 'ann@example.com' }],
@@ -181,6 +194,31 @@ forEachEngine('API bad inputs', (h) => {
     await api('POST', '/contacts', { body: { email: 'gone@example.com', status: 'unsubscribed' } });
     const suppressed = await api('POST', '/sequences/welcome/enrollments', { body: { contact: 'gone@example.com' } });
     assert.deepEqual([suppressed.status, suppressed.body.code], [409, 'SUPPRESSED']);
+  });
+
+  test('lifecycle: pause a draft is 409 naming its status; an unparseable or past send_at is 422; nothing changes', async () => {
+    const draft = await api('POST', '/campaigns', { body: { subject: 'Hi', html: '<p>Hi</p>', list: 'news' } });
+    const id = draft.body.id;
+    for (const action of ['pause', 'resume']) {
+      const res = await api('POST', `/campaigns/${id}/${action}`);
+      assert.deepEqual([res.status, res.body.code], [409, 'INVALID_STATE'], res.text);
+      assert.match(res.body.detail, /draft/, res.text);
+    }
+    for (const sendAt of ['next tuesday', '2026-13-40T25:00:00Z', '', '2025-12-31T09:00:00Z', '2026-01-01T08:59:00Z']) {
+      const res = await api('POST', `/campaigns/${id}/schedule`, { body: { send_at: sendAt } });
+      assert.deepEqual([res.status, res.body.code], [422, 'INVALID_INPUT'], `${sendAt}: ${res.text}`);
+    }
+    const test = await api('POST', `/campaigns/${id}/test`, { body: { to: ['not an address'] } });
+    assert.equal(test.status, 422, test.text);
+    assert.equal((await api('POST', `/campaigns/${id}/test`, { body: { to: [] } })).status, 422, 'no recipient');
+    assert.deepEqual((await api('GET', `/campaigns/${id}`)).body, draft.body, 'still the same draft');
+    assert.equal((await api('POST', `/campaigns/${id}/cancel`)).body.status, 'cancelled');
+    const gone = await api('DELETE', `/campaigns/${id}`);
+    assert.deepEqual([gone.status, gone.body.code], [409, 'INVALID_STATE'], 'only a draft is deleted');
+    assert.match(gone.body.detail, /cancelled/);
+    const late = await api('PATCH', `/campaigns/${id}`, { body: { subject: 'Too late' } });
+    assert.deepEqual([late.status, late.body.code], [409, 'INVALID_STATE']);
+    assert.equal((await notify().campaigns.get(id))?.subject, 'Hi');
   });
 
   test('oversized bodies: 413 BODY_TOO_LARGE on every route that reads one, declared or streamed', async () => {

@@ -124,6 +124,30 @@ forEachEngine('the API answers every operation as its document says', (h) => {
     assert.deepEqual([report.body.id, report.body.stats.sent, report.body.links.length], [campaignId, 1, 0]);
   });
 
+  test('campaigns: update, schedule, pause, resume, cancel, test copies, audience, status filter, delete', async () => {
+    const draft = await api('POST', '/campaigns', { body: { subject: 'Later', html: '<p>Later</p>', list: 'news' } });
+    const id = draft.body.id;
+    const patched = await api('PATCH', `/campaigns/${id}`, { body: { subject: 'Later, changed', name: 'December' } });
+    assert.deepEqual([patched.body.subject, patched.body.name, patched.body.status], ['Later, changed', 'December', 'draft']);
+    assert.deepEqual((await api('GET', `/campaigns/${id}/audience`)).body, { count: 1 });
+    const test = await api('POST', `/campaigns/${id}/test`, { body: { to: ['proof@example.com'] } });
+    assert.deepEqual(test.body, { sent: ['proof@example.com'], failed: [] });
+    assert.equal((await api('GET', `/campaigns/${id}/stats`)).body.total, 0, 'a test copy has no send row');
+
+    const scheduled = await api('POST', `/campaigns/${id}/schedule`, { body: { send_at: '2099-01-01T09:00:00Z' } });
+    assert.deepEqual([scheduled.body.status, scheduled.body.send_at], ['scheduled', '2099-01-01T09:00:00.000Z']);
+    assert.deepEqual((await api('GET', '/campaigns?status=scheduled')).body.campaigns.map((c: { id: number }) => c.id), [id]);
+    assert.deepEqual((await api('GET', '/campaigns?status=sent')).body.campaigns.map((c: { id: number }) => c.id), [campaignId]);
+    assert.equal((await api('POST', `/campaigns/${id}/pause`)).body.status, 'paused');
+    assert.equal((await api('POST', `/campaigns/${id}/resume`)).body.status, 'scheduled', 'its start time is still ahead');
+    assert.equal((await api('POST', `/campaigns/${id}/cancel`)).body.status, 'cancelled');
+    assert.equal((await notify().campaigns.get(id))?.status, 'cancelled', 'stored');
+
+    const other = await api('POST', '/campaigns', { body: { subject: 'Gone', text: 'Gone' } });
+    assert.equal((await api('DELETE', `/campaigns/${other.body.id}`)).status, 204);
+    assert.equal(await notify().campaigns.get(other.body.id), undefined);
+  });
+
   test('sequences: create, list, get, enroll, read the enrollment, page through enrollments', async () => {
     const created = await api('POST', '/sequences', { body: { name: 'welcome', steps: [{ delayMinutes: 0, subject: 'Hi', markdown: '**Welcome**' }, { delayMinutes: 60, subject: 'Tips', html: '<p>Tips</p>' }] } });
     assert.equal(created.status, 201);

@@ -1,7 +1,8 @@
 // The JSON API as deployed: `notify serve` with the admin token from the working folder's .env,
 // driven over HTTP only: a list, a CSV import followed to its end, a campaign created through the
 // API and sent by `notify notify:send-campaign` to a real SMTP server, its figures read back after
-// a reader opens the email, an unsubscribe, and the failed-auth limit on the real client address.
+// a reader opens the email, an unsubscribe, a campaign's lifecycle with a test copy sent to the SMTP
+// server, and the failed-auth limit on the real client address.
 // Every answer is checked against the OpenAPI document the server itself serves.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -90,6 +91,35 @@ for (const engine of ENGINES) {
       const person = (await api('GET', '/contacts/bob@example.com/export')).body;
       assert.deepEqual(person.sends.map((s: { campaign_id: number; status: string }) => [s.campaign_id, s.status]), [[campaign, 'sent']]);
       assert.match((await api('GET', '/contacts/export.csv?status=unsubscribed')).body, /^email,name,status.*\r\nbob@example\.com,bob,unsubscribed,readers,/s);
+    });
+
+    test('the campaign lifecycle over HTTP: a test copy reaches the SMTP server, then change, schedule, pause, resume, cancel, delete', async () => {
+      const draft = await api('POST', '/campaigns', { body: { subject: 'Draft for {{ contact.name }}', markdown: 'Coming soon.', list: 'readers' } });
+      const id = draft.body.id;
+      assert.equal((await api('PATCH', `/campaigns/${id}`, { body: { subject: 'Soon, {{ contact.name }}' } })).body.subject, 'Soon, {{ contact.name }}');
+      assert.deepEqual((await api('GET', `/campaigns/${id}/audience`)).body, { count: 2 }, 'bob unsubscribed');
+      assert.deepEqual((await api('POST', `/campaigns/${id}/test`, { body: { to: ['ann@example.com'] } })).body, { sent: ['ann@example.com'], failed: [] });
+      const [copy] = await delivered(d.sink, (m) => m.parsed.subject === 'Soon, ann', 1);
+      assert.equal(recipient(copy), 'ann@example.com');
+      assert.equal((await api('GET', `/campaigns/${id}/stats`)).body.total, 0, 'a test copy is counted nowhere');
+
+      const paused = await api('POST', `/campaigns/${id}/pause`);
+      assert.deepEqual([paused.status, paused.body.code], [409, 'INVALID_STATE']);
+      assert.match(paused.body.detail, /draft/);
+      const past = await api('POST', `/campaigns/${id}/schedule`, { body: { send_at: '2001-01-01T00:00:00Z' } });
+      assert.deepEqual([past.status, past.body.code], [422, 'INVALID_INPUT']);
+      const sendAt = new Date(Date.now() + 86_400_000).toISOString();
+      assert.deepEqual((await api('POST', `/campaigns/${id}/schedule`, { body: { send_at: sendAt } })).body.send_at, sendAt);
+      assert.deepEqual((await api('GET', '/campaigns?status=scheduled')).body.campaigns.map((c: { id: number }) => c.id), [id]);
+      assert.equal((await api('POST', `/campaigns/${id}/pause`)).body.status, 'paused');
+      assert.equal((await api('POST', `/campaigns/${id}/resume`)).body.status, 'scheduled');
+      assert.equal((await api('POST', `/campaigns/${id}/cancel`)).body.status, 'cancelled');
+      assert.equal((await api('GET', `/campaigns/${id}`)).body.status, 'cancelled');
+      assert.equal((await api('POST', `/campaigns/${id + 1000}/cancel`)).status, 404);
+
+      const other = await api('POST', '/campaigns', { body: { subject: 'Never', text: 'Never' } });
+      assert.equal((await api('DELETE', `/campaigns/${other.body.id}`)).status, 204);
+      assert.equal((await api('GET', `/campaigns/${other.body.id}`)).status, 404);
     });
 
     test('failed attempts from one address: the 11th is 429 with Retry-After, and the right token waits too', async () => {

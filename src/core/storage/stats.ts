@@ -48,7 +48,7 @@ export interface StatsRepo {
   /** the campaign with its counters (zeros before the first write); undefined when no such campaign */
   getCampaign(campaignId: number): Promise<CampaignWithCounters | undefined>;
   /** newest first */
-  listCampaigns(limit: number, offset?: number): Promise<CampaignWithCounters[]>;
+  listCampaigns(limit: number, offset?: number, status?: string): Promise<CampaignWithCounters[]>;
   /** clicks per link position, with the URL from the campaign's link scope `c<id>` */
   linkClicks(campaignId: number): Promise<LinkClickRow[]>;
   /** first and last open/click time, epoch ms */

@@ -5,6 +5,7 @@ import { arrayOf, dateTime, freeObject, input, int, nullable, record, str, text 
 const rate = nullable({ type: 'number' });
 const layout: JsonSchema = { anyOf: [{ type: 'string' }, { const: false }, { type: 'null' }], description: 'layout view name; null = defaultLayout; false = none' };
 const statuses = ['draft', 'scheduled', 'sending', 'paused', 'cancelled', 'sent'];
+export const CAMPAIGN_STATUSES_ENUM: JsonSchema = { type: 'string', enum: statuses };
 
 const summary = {
   id: int,

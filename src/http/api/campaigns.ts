@@ -3,10 +3,10 @@ import type { CampaignInput } from '../../core/campaigns.ts';
 import { NotifyError } from '../../errors.ts';
 import type { Notify } from '../../notify.ts';
 import { BUCKET_CHOICES } from '../admin/campaigns.ts';
-import { CAMPAIGN_INPUT, campaignSchemas } from './campaign-schemas.ts';
+import { CAMPAIGN_INPUT, CAMPAIGN_STATUSES_ENUM, CAMPAIGN_UPDATE, campaignSchemas } from './campaign-schemas.ts';
 import type { ApiRoute, ApiResponse, JsonSchema } from './route.ts';
 import { ref } from './route.ts';
-import { arrayOf, digits, record } from './schemas.ts';
+import { arrayOf, digits, input, int, record, str, text } from './schemas.ts';
 
 export { campaignSchemas };
 
@@ -16,12 +16,8 @@ const campaignReply: ApiResponse = { description: 'the campaign', schema: ref('C
 /**
  * An operation on one campaign over one notify.campaigns call: `POST /campaigns/{id}/<name>` by
  * default, answered with what the call returns (or, when it returns nothing, the campaign as it is
- * afterwards). Each lifecycle operation is one line in campaignRoutes:
- *   campaignAction('pause', 'Pause sending', (n, id) => n.campaigns.pause(id)),
- *   campaignAction('schedule', 'Schedule', (n, id, b) => n.campaigns.schedule(id, b.sendAt as string), { body: input({ sendAt: text(40) }, ['sendAt']) }),
- *   campaignAction('audience', 'Who a send would reach now', (n, id) => n.campaigns.audience(id), { method: 'get', response: { description: 'the count', schema: record({ count: int }) } }),
- *   campaignAction('', 'Change a campaign', (n, id, b) => n.campaigns.update(id, b), { method: 'patch', body: CAMPAIGN_UPDATE, operationId: 'updateCampaign' }),
- *   campaignAction('', 'Delete a draft', (n, id) => n.campaigns.delete(id), { method: 'delete', operationId: 'deleteCampaign' }),
+ * afterwards). Each lifecycle operation (update, delete, schedule, pause, resume, cancel, test,
+ * audience) is one such line at the end of campaignRoutes; an empty name is `/campaigns/{id}` itself.
  */
 export function campaignAction(
   name: string,
@@ -61,10 +57,21 @@ export const campaignRoutes: ApiRoute[] = [
     operationId: 'listCampaigns',
     tag: 'campaigns',
     summary: 'Campaigns, newest first, each with its figures',
-    query: { limit: { description: '1 to 500 (default 50)', schema: digits }, offset: { description: 'campaigns to skip', schema: digits } },
+    query: {
+      limit: { description: '1 to 500 (default 50)', schema: digits },
+      offset: { description: 'campaigns to skip', schema: digits },
+      status: { description: 'only campaigns in this status', schema: CAMPAIGN_STATUSES_ENUM },
+    },
     responses: { 200: { description: 'a page of campaigns', schema: record({ campaigns: arrayOf(ref('CampaignSummary')) }) } },
+    problems: [422],
     handle: async ({ deps, query }) => ({
-      body: { campaigns: await deps.stats.listCampaigns({ limit: query.limit === undefined ? 50 : Number(query.limit), offset: query.offset === undefined ? 0 : Number(query.offset) }) },
+      body: {
+        campaigns: await deps.stats.listCampaigns({
+          limit: query.limit === undefined ? 50 : Number(query.limit),
+          offset: query.offset === undefined ? 0 : Number(query.offset),
+          status: query.status as string | undefined,
+        }),
+      },
     }),
   },
   {
@@ -120,5 +127,27 @@ export const campaignRoutes: ApiRoute[] = [
   },
   campaignAction('send', 'One run of notify:send-campaign: sends the next batch (batchSize) and says what is left', (n, id) => n.campaigns.send(id), {
     response: { description: 'what the run did', schema: ref('CampaignRunResult') },
+  }),
+  campaignAction('', 'Change the content, audience or sender of a draft, scheduled or paused campaign', (n, id, b) => n.campaigns.update(id, b), {
+    method: 'patch',
+    body: CAMPAIGN_UPDATE,
+    operationId: 'updateCampaign',
+  }),
+  campaignAction('', 'Delete a draft', (n, id) => n.campaigns.delete(id), { method: 'delete', operationId: 'deleteCampaign', problems: [404, 409] }),
+  campaignAction('schedule', 'Schedule a draft (or move a scheduled or paused one) to start at send_at', (n, id, b) => n.campaigns.schedule(id, b.send_at as string), {
+    body: input({ send_at: { ...text(40), description: 'ISO 8601 time; without an offset it is UTC; must be in the future' } }, ['send_at']),
+  }),
+  campaignAction('pause', 'Pause a scheduled or sending campaign; returns once no further message of it leaves', (n, id) => n.campaigns.pause(id), { problems: [404, 409] }),
+  campaignAction('resume', 'Resume a paused campaign (scheduled again when its start time is still ahead)', (n, id) => n.campaigns.resume(id), { problems: [404, 409] }),
+  campaignAction('cancel', 'Cancel for good; returns once no further message of it leaves', (n, id) => n.campaigns.cancel(id), { problems: [404, 409] }),
+  campaignAction('test', 'Send test copies as the audience gets them; no row, counter or status changes', (n, id, b) => n.campaigns.sendTest(id, { to: b.to as string[] }), {
+    operationId: 'sendTestCampaign',
+    body: input({ to: { type: 'array', items: text(254), minItems: 1, maxItems: 20, description: 'addresses to send a copy to' } }, ['to']),
+    response: { description: 'which copies left', schema: record({ sent: arrayOf(str), failed: arrayOf(record({ to: str, error: str })) }) },
+  }),
+  campaignAction('audience', 'Who a send would reach now (members without a send row, suppressed ones left out)', (n, id) => n.campaigns.audience(id), {
+    method: 'get',
+    response: { description: 'the count', schema: record({ count: int }) },
+    problems: [404, 422],
   }),
 ];

@@ -15,8 +15,10 @@ export function createStatsRepo(db: Kysely<Database>): StatsRepo {
       const row = await withCounters().where('c.id', '=', campaignId).executeTakeFirst();
       return row && toCampaign(row);
     },
-    async listCampaigns(limit, offset = 0) {
-      const rows = await withCounters().orderBy('c.id', 'desc').limit(limit).offset(offset).execute();
+    async listCampaigns(limit, offset, status) {
+      let query = withCounters();
+      if (status !== undefined) query = query.where('c.status', '=', status);
+      const rows = await query.orderBy('c.id', 'desc').limit(limit).offset(offset ?? 0).execute();
       return rows.map(toCampaign);
     },
     async linkClicks(campaignId) {
