@@ -57,6 +57,8 @@ forEachEngine('POST /notify/webhook with the SES/SNS driver', (h) => {
     assert.deepEqual(await eventsFor(notify(), send.contactId), [{ type: 'bounce', send_id: send.id, campaign_id: campaignId, metadata: { provider: 'ses', message_id: 'ses-hard-1' } }]);
     assert.equal((await notify().campaigns.getCampaignReport(campaignId)).bounced, 1);
     assert.equal(fired.length, 1);
+    const payload = fired[0] as { contact: { id: number; status: string }; message_id: string | null; provider: string | null };
+    assert.deepEqual([payload.contact.id, payload.contact.status, payload.message_id, payload.provider], [send.contactId, 'bounced', 'ses-hard-1', 'ses']);
 
     // The same SNS message again (a retry or a replay): applied once.
     const again = await post(notify(), body);
@@ -82,8 +84,10 @@ forEachEngine('POST /notify/webhook with the SES/SNS driver', (h) => {
     off();
   });
 
-  test('a complaint: complained, enrollments cancelled, notify:contact.complained', async () => {
-    const send = await insertSend(notify());
+  test('a complaint: complained, enrollments cancelled, a complaint event row and counter, notify:contact.complained', async () => {
+    const campaignId = await insertCampaign(notify().context.store);
+    const send = await insertSend(notify(), { campaignId });
+    await withMessageId(notify(), send.id, 'ses-c-1');
     const enrollment = await activeEnrollment(notify(), send.contactId);
     const email = (await notify().contacts.get(send.contactId))!.email;
     const fired: { message_id: string | null; provider: string | null }[] = [];
@@ -93,6 +97,8 @@ forEachEngine('POST /notify/webhook with the SES/SNS driver', (h) => {
     assert.equal((await notify().contacts.get(send.contactId))?.status, 'complained');
     assert.equal(await enrollmentStatus(notify(), enrollment), 'cancelled');
     assert.deepEqual(fired.map((p) => [p.message_id, p.provider]), [['ses-c-1', 'ses']]);
+    assert.deepEqual(await eventsFor(notify(), send.contactId), [{ type: 'complaint', send_id: send.id, campaign_id: campaignId, metadata: { provider: 'ses', message_id: 'ses-c-1' } }]);
+    assert.equal((await notify().campaigns.getCampaignReport(campaignId)).complained, 1);
     off();
   });
 
