@@ -61,18 +61,49 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
     updated_at: toDate(row.updated_at)!,
   });
   const toContact = async (row: Row | undefined): Promise<Contact | undefined> => row && contactOf(row, (await listsOf([Number(row.id)])).get(Number(row.id))!);
+  /** every part of the filter but the list, over `c` */
+  const conditions = (scope: ContactsScope, f: ContactFilter) => {
+    const parts: Expression<SqlBool>[] = [];
+    if (f.status !== undefined) parts.push(scope('c.status', '=', f.status));
+    if (f.search) {
+      parts.push(scope.or([scope(dialect.position(sql.ref('c.email_key'), f.search), '>', 0), scope(dialect.position(dialect.lower(sql.ref('c.name')), f.search), '>', 0)]));
+    }
+    if (f.segment) parts.push(segmentCondition(scope, dialect, f.segment));
+    return scope.and(parts);
+  };
   const filtered = (f: ContactFilter) =>
     db.selectFrom('notify_contacts as c').where((eb) => {
       const scope = eb as unknown as ContactsScope;
-      const parts: Expression<SqlBool>[] = [];
-      if (f.list !== undefined) parts.push(scope('c.id', 'in', subscribersOf(scope, dialect, f.list)));
-      if (f.status !== undefined) parts.push(scope('c.status', '=', f.status));
-      if (f.search) {
-        parts.push(scope.or([scope(dialect.position(sql.ref('c.email_key'), f.search), '>', 0), scope(dialect.position(dialect.lower(sql.ref('c.name')), f.search), '>', 0)]));
-      }
-      if (f.segment) parts.push(segmentCondition(scope, dialect, f.segment));
-      return scope.and(parts);
+      return f.list === undefined ? conditions(scope, f) : scope.and([scope('c.id', 'in', subscribersOf(scope, dialect, f.list)), conditions(scope, f)]);
     });
+  /** the id of the list of that name in any case (the exact spelling first), null when there is none */
+  const listIdNamed = async (name: string) => {
+    const row = await db
+      .selectFrom('notify_lists')
+      .select('id')
+      .where(dialect.lower(sql.ref('name')), '=', name.toLowerCase())
+      .orderBy(sql`case when name = ${name} then 0 else 1 end`)
+      .orderBy('id')
+      .executeTakeFirst();
+    return row ? Number(row.id) : null;
+  };
+  /**
+   * A page of a list's subscribers walks the membership index (list_id, status, contact_id) from
+   * the cursor, joining each member's contact: a page costs the same at the end of a 100,000-member
+   * list as at its start.
+   */
+  const listPage = (f: ContactFilter, listId: number, afterId: number, limit: number) =>
+    db
+      .selectFrom('notify_list_members as m')
+      .innerJoin('notify_contacts as c', 'c.id', 'm.contact_id')
+      .selectAll('c')
+      // the id itself, not a subquery: the planner then knows the list and walks its part of the index
+      .where('m.list_id', '=', listId)
+      .where('m.status', '=', 'subscribed')
+      .where('m.contact_id', '>', afterId)
+      .where((eb) => conditions(eb as unknown as ContactsScope, f))
+      .orderBy('m.contact_id')
+      .limit(limit);
   const byId = (id: number) => db.selectFrom('notify_contacts').selectAll().where('id', '=', id).executeTakeFirst();
 
   /** the list of that name in any case, created when there is none */
@@ -159,7 +190,9 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
 
   return {
     async page(f, afterId, limit) {
-      const rows = await filtered(f).selectAll('c').where('c.id', '>', afterId).orderBy('c.id').limit(limit).execute();
+      const listId = f.list === undefined ? undefined : await listIdNamed(f.list);
+      if (listId === null) return [];
+      const rows = await (listId === undefined ? filtered(f).selectAll('c').where('c.id', '>', afterId).orderBy('c.id').limit(limit) : listPage(f, listId, afterId, limit)).execute();
       const lists = await listsOf(rows.map((r) => Number(r.id)));
       return rows.map((r) => contactOf(r, lists.get(Number(r.id))!));
     },
