@@ -11,6 +11,7 @@ interface Options {
   text?: string;
   layout?: string;
   list?: string;
+  segment?: string;
   fromName?: string;
   fromEmail?: string;
   name?: string;
@@ -34,6 +35,7 @@ export function registerCampaignsCreate(program: Command): void {
     .option('--text <text>', 'plain-text body (alone, or the text part beside --html/--markdown)')
     .option('--layout <view>', 'layout view name (default: the defaultLayout option)')
     .option('-l, --list <name>', 'send to the contacts of this list (default: every contact)')
+    .option('--segment <json>', `only the contacts this segment filter matches, as JSON (with --list: both), e.g. '{"attr":"plan","eq":"pro"}'`)
     .option('--from-name <name>', 'sender name (default: the fromName option)')
     .option('--from-email <address>', 'sender address (default: the fromEmail option)')
     .option('-n, --name <name>', 'a name for the admin pages and reports (default: the subject)')
@@ -47,6 +49,7 @@ export function registerCampaignsCreate(program: Command): void {
         text: opts.text,
         layout: opts.layout,
         list: opts.list,
+        segment: opts.segment,
         fromName: opts.fromName,
         fromEmail: opts.fromEmail,
         name: opts.name,
@@ -57,7 +60,7 @@ export function registerCampaignsCreate(program: Command): void {
         else {
           console.log(String(campaign.id));
           if (!campaign.from_email && !notify.config.fromEmail) console.error(`warning: no sender address; sending will fail until --from-email is given here or the fromEmail option is set (${whereToSet('fromEmail')})`);
-          console.error(`created campaign ${campaign.id} (${campaign.list ? `list ${campaign.list}` : 'every contact'}); send it with: notify notify:send-campaign ${campaign.id} --all`);
+          console.error(`created campaign ${campaign.id} (${campaign.list ? `list ${campaign.list}` : 'every contact'}${campaign.segment ? ', narrowed by its segment' : ''}); send it with: notify notify:send-campaign ${campaign.id} --all`);
         }
       });
     });

@@ -1,13 +1,14 @@
 import type { RouteModule } from '../app.ts';
 import { createStatsService } from '../../core/stats.ts';
 import { statsAfterFlush } from '../../core/tracking-stats.ts';
+import { registerAudiencePages } from './audience.ts';
 import { requireAdminToken } from './auth.ts';
 import { registerCampaignPages } from './campaigns.ts';
 import { registerOutboxPages } from './outbox.ts';
 
 /**
  * The /notify/admin pages, mounted only when `adminToken` is set: campaigns with their stats and a
- * chart, drip sequences with enrollments by status, and the outbox. Read-only: nothing here changes
+ * chart, drip sequences with enrollments by status, the outbox, contacts and lists. Read-only: nothing here changes
  * data, so there is no form to forge. Every request passes the token check first.
  */
 export const adminRoutes: RouteModule = (app, { ctx, views, recorder }) => {
@@ -20,4 +21,5 @@ export const adminRoutes: RouteModule = (app, { ctx, views, recorder }) => {
   // figures include the opens and clicks this server has buffered but not yet written
   registerCampaignPages(app, { ctx, views, stats: statsAfterFlush(createStatsService(ctx), recorder) });
   registerOutboxPages(app, { ctx, views });
+  registerAudiencePages(app, { ctx, views });
 };
