@@ -6,6 +6,10 @@ import { lineChart } from './chart.ts';
 import { listOutbox, outboxDir } from './outbox-files.ts';
 import { adminPage, fmtDate, fmtRate, notFound, pageParam } from './render.ts';
 import type { Context } from '../../context.ts';
+import { allows } from '../../core/campaign-status.ts';
+import type { Campaign } from '../../core/types.ts';
+import { registerCampaignActions } from './campaign-actions.ts';
+import { csrfToken } from './csrf.ts';
 
 const PER_PAGE = 50;
 const MINUTE = 60_000;
@@ -35,17 +39,48 @@ export function registerCampaignPages(app: Hono, { ctx, views, stats }: Parts): 
   app.get('/notify/admin', dashboard);
   app.get('/notify/admin/', dashboard);
 
-  app.get('/notify/admin/campaigns/:id', async (c) => {
-    const report = await loadReport(stats, c.req.param('id'), c.req.query('bucket'));
-    if (!report) return notFound(c, views, 'There is no such campaign.');
-    return adminPage(c, views, 'campaign', campaignData(report));
-  });
+  const campaignPage = async (c: HonoContext, id: string, extra: { error?: string; status?: number } = {}) => {
+    const report = await loadReport(stats, id, c.req.query('bucket'));
+    const campaign = report && (await ctx.store.campaigns.getById(report.id));
+    if (!report || !campaign) return notFound(c, views, 'There is no such campaign.');
+    const notice = extra.error ? null : noticeOf(c.req.query('done'));
+    return adminPage(c, views, 'campaign', { ...campaignData(report), lc: lifecycleView(campaign, ctx.clock.now()), csrf: csrfToken(c, ctx.secret), notice, error: extra.error ?? null }, extra.status);
+  };
+  app.get('/notify/admin/campaigns/:id', (c) => campaignPage(c, c.req.param('id')));
+  registerCampaignActions(app, { ctx, views, showRefusal: (c, id, error, status) => campaignPage(c, id, { error, status }) });
 
   app.get('/notify/admin/campaigns/:id/report.json', async (c) => {
     const report = await loadReport(stats, c.req.param('id'), c.req.query('bucket'));
     if (!report) return c.json({ error: 'not_found' }, 404, { 'Cache-Control': 'no-store' });
     return c.json(report, 200, { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
   });
+}
+
+const NOTICES: Record<string, string> = {
+  schedule: 'Scheduled. A running worker starts it at that time.',
+  pause: 'Paused. No further message of this campaign leaves.',
+  resume: 'Resumed. A running worker continues where it stopped.',
+  cancel: 'Cancelled.',
+};
+
+function noticeOf(done: string | undefined): string | null {
+  if (!done) return null;
+  const test = /^test-(\d{1,3})$/.exec(done);
+  if (test) return `${test[1]} test ${test[1] === '1' ? 'copy' : 'copies'} sent (not counted).`;
+  return Object.hasOwn(NOTICES, done) ? NOTICES[done] : null;
+}
+
+/** what the page shows and offers for the campaign's status */
+function lifecycleView(c: Campaign, now: number) {
+  return {
+    status: c.status,
+    sendAt: c.status === 'scheduled' ? fmtDate(c.send_at) : '',
+    reason: c.status_reason,
+    can: Object.fromEntries((['schedule', 'pause', 'resume', 'cancel'] as const).map((a) => [a, allows(a, c.status)])),
+    canTest: c.status !== 'cancelled',
+    // an hour from now, to the minute, as the form's starting value
+    defaultSendAt: new Date(Math.ceil((now + 3_600_000) / 60_000) * 60_000).toISOString().slice(0, 16),
+  };
 }
 
 async function loadReport(stats: StatsService, id: string, bucket: string | undefined): Promise<CampaignReport | undefined> {

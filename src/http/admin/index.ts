@@ -8,8 +8,9 @@ import { registerOutboxPages } from './outbox.ts';
 
 /**
  * The /notify/admin pages, mounted only when `adminToken` is set: campaigns with their stats and a
- * chart, drip sequences with enrollments by status, the outbox, contacts and lists. Read-only: nothing here changes
- * data, so there is no form to forge. Every request passes the token check first.
+ * chart and its lifecycle actions (schedule, pause, resume, cancel, test copies: POST forms with a
+ * per-session token, see csrf.ts), drip sequences with enrollments by status, the outbox, contacts and lists. Every
+ * request passes the token check first.
  */
 export const adminRoutes: RouteModule = (app, { ctx, views, recorder }) => {
   const token = ctx.config.adminToken;

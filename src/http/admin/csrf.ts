@@ -1,0 +1,40 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Context as HonoContext } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import { newToken } from '../../core/tokens.ts';
+
+/**
+ * The admin forms change campaigns, and a browser resends Basic-auth credentials with a request a
+ * foreign page makes it send: the credential alone is no protection. Each browser session gets a
+ * random cookie (SameSite=Strict, HttpOnly, only under /notify/admin); every form carries an HMAC
+ * of it under the instance secret, which no other site can read or compute. A POST is refused
+ * without the matching token, and whenever the browser says it comes from another site.
+ */
+const COOKIE = 'notify_admin_session';
+const PATH = '/notify/admin';
+
+export function csrfToken(c: HonoContext, secret: string): string {
+  let session = getCookie(c, COOKIE);
+  if (!session || !/^[A-Za-z0-9_-]{22}$/.test(session)) {
+    session = newToken();
+    setCookie(c, COOKIE, session, { path: PATH, httpOnly: true, sameSite: 'Strict', secure: new URL(c.req.url).protocol === 'https:' });
+  }
+  return sign(secret, session);
+}
+
+/** true when the POST carries this session's token and nothing says it comes from another site */
+export function csrfOk(c: HonoContext, secret: string, presented: unknown): boolean {
+  if (c.req.header('sec-fetch-site') === 'cross-site') return false;
+  // the admin pages' no-referrer policy makes a browser send `Origin: null` with its own forms
+  const origin = c.req.header('origin');
+  if (origin && origin !== 'null' && origin !== new URL(c.req.url).origin) return false;
+  const session = getCookie(c, COOKIE);
+  if (!session || typeof presented !== 'string' || presented.length > 100) return false;
+  const want = Buffer.from(sign(secret, session));
+  const got = Buffer.from(presented);
+  return got.length === want.length && timingSafeEqual(got, want);
+}
+
+function sign(secret: string, session: string): string {
+  return createHmac('sha256', secret).update(`admin-csrf:${session}`).digest('base64url');
+}
