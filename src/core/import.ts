@@ -62,10 +62,14 @@ export async function importContacts(contacts: ContactsService, source: CsvSourc
       result.imported++;
     }
     rows++;
-    opts.onProgress?.({ ...result, rejected: result.rejected.length, rows });
   };
+  // Progress is reported once a batch is committed, so what it says is stored is stored (a listener
+  // that throws to stop the import stops it between batches).
+  const progress = () => opts.onProgress?.({ ...result, rejected: result.rejected.length, rows });
   const flush = async () => {
+    if (batch.length === 0) return;
     await writeBatch(contacts, batch, count);
+    progress();
     batch = [];
     keys.clear();
   };
@@ -86,6 +90,7 @@ export async function importContacts(contacts: ContactsService, source: CsvSourc
     } catch (err) {
       if (!isNotifyError(err)) throw err;
       count({ line: record.line, reason: err.message });
+      progress();
       continue;
     }
     // a second row for one address sees what the first one wrote

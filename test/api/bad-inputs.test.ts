@@ -336,7 +336,7 @@ describe('the API of a closed instance', () => {
 
 describe('an import running when the instance closes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'notify-api-import-close-'));
-  test('stops after its current row; the job says so, and what it stored stays', async () => {
+  test('stops after its current batch; the job says so, and what it stored stays', async () => {
     const notify = await createNotify(testOptions(`sqlite:${join(dir, 'n.db')}`, { adminToken: TOKEN }));
     const rows = Array.from({ length: 3000 }, (_, i) => `p${i}@example.com`);
     const started = await call(notify, '/notify/api/v1/imports', { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/csv' }, body: `email\n${rows.join('\n')}\n` });

@@ -64,7 +64,7 @@ export function createImportJobs(ctx: Context): ImportJobs {
         ...opts,
         onProgress: (p) => {
           Object.assign(job, { rows: p.rows, created: p.created, updated: p.updated, unchanged: p.unchanged, rejected: p.rejected });
-          // checked after every row (once it is counted), so a shutdown waits for one row, not for the whole file
+          // checked after every committed batch, so a shutdown waits for one batch, not for the whole file
           if (closing) throw stopped();
         },
       });
