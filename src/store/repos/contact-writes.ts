@@ -5,6 +5,17 @@ import type { StoreDialect } from '../dialect.ts';
 import { parseJson } from '../rows.ts';
 import type { Database } from '../schema.ts';
 
+/** The list of that name in any case, the exact spelling first; undefined when there is none. */
+export function findListNamed(db: Kysely<Database>, dialect: StoreDialect, name: string) {
+  return db
+    .selectFrom('notify_lists')
+    .select('id')
+    .where(dialect.lower(sql.ref('name')), '=', name.toLowerCase())
+    .orderBy(sql`case when name = ${name} then 0 else 1 end`)
+    .orderBy('id')
+    .executeTakeFirst();
+}
+
 /** The writes of contacts.upsert and upsertMany (an import batch), inside the caller's transaction. */
 /** rows per multi-row INSERT: 14 parameters a contact stays far below both engines' limits */
 export const MULTI_ROW = 500;
@@ -30,14 +41,7 @@ function newRow(input: ContactWrite, now: number) {
 export function contactWrites(dialect: StoreDialect) {
   /** the list of that name in any case, created when there is none */
   const listNamed = async (trx: Kysely<Database>, name: string, now: number) => {
-    const find = () =>
-      trx
-        .selectFrom('notify_lists')
-        .select('id')
-        .where(dialect.lower(sql.ref('name')), '=', name.toLowerCase())
-        .orderBy(sql`case when name = ${name} then 0 else 1 end`)
-        .orderBy('id')
-        .executeTakeFirst();
+    const find = () => findListNamed(trx, dialect, name);
     const found = await find();
     if (found) return found;
     await trx.insertInto('notify_lists').values({ name, created_at: now }).onConflict((oc) => oc.column('name').doNothing()).execute();

@@ -6,7 +6,7 @@ import type { StoreDialect } from '../dialect.ts';
 import { parseJson, toDate } from '../rows.ts';
 import type { ContactsTable, Database } from '../schema.ts';
 import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
-import { contactWrites, MULTI_ROW } from './contact-writes.ts';
+import { contactWrites, findListNamed, MULTI_ROW } from './contact-writes.ts';
 import { eraseEvents, exportPage, forgetSuppressedRecipient, listId, personRows } from './person-data.ts';
 
 type Row = Selectable<ContactsTable>;
@@ -58,13 +58,7 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
     });
   /** the id of the list of that name in any case (the exact spelling first), null when there is none */
   const listIdNamed = async (name: string) => {
-    const row = await db
-      .selectFrom('notify_lists')
-      .select('id')
-      .where(dialect.lower(sql.ref('name')), '=', name.toLowerCase())
-      .orderBy(sql`case when name = ${name} then 0 else 1 end`)
-      .orderBy('id')
-      .executeTakeFirst();
+    const row = await findListNamed(db, dialect, name);
     return row ? Number(row.id) : null;
   };
   /**
