@@ -11,10 +11,10 @@
 #   scripts/imap-test-server.sh postfix-url  prints smtp://127.0.0.1:<port> (empty when Postfix is not running)
 #   scripts/imap-test-server.sh stop
 #
-# NOTIFY_IMAP_TEST_DIR chooses the state folder (default /tmp/notify-imap-test).
+# NOTIFY_TEST_IMAP_DIR chooses the state folder (default /tmp/notify-imap-test).
 set -euo pipefail
 
-DIR="${NOTIFY_IMAP_TEST_DIR:-/tmp/notify-imap-test}"
+DIR="${NOTIFY_TEST_IMAP_DIR:-/tmp/notify-imap-test}"
 USER_NAME=notify
 USER_PASS=notify-test-pass
 BOUNCE_DOMAIN=bounce.test
