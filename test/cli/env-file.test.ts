@@ -4,7 +4,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
-import { cliEntry } from '../helpers/cli-entry.ts';
+import { cliEntry } from '../helpers/compiled-entry.ts';
 import { forEachEngine } from '../helpers/engines.ts';
 import { CliEnv } from '../reliability/helpers/processes.ts';
 

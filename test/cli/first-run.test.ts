@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { BIN } from '../helpers/cli-entry.ts';
+import { BIN } from '../helpers/compiled-entry.ts';
 import { forEachEngine } from '../helpers/engines.ts';
 import { CliEnv, waitUntil } from '../reliability/helpers/processes.ts';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cliEntry } from '../helpers/cli-entry.ts';
+import { cliEntry } from '../helpers/compiled-entry.ts';
 import { type Engine, freshDatabaseUrl } from '../helpers/engines.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 import { waitUntil } from '../reliability/helpers/processes.ts';

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { createNotify } from '../../src/notify.ts';
 import { createSesMailer } from '../../src/mail/ses.ts';
-import { cliEntry } from '../helpers/cli-entry.ts';
+import { cliEntry } from '../helpers/compiled-entry.ts';
 import { freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
 import { startSmtpSink } from '../helpers/smtp-sink.ts';
 

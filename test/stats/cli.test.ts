@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { createNotify } from '../../src/notify.ts';
-import { cliEntry } from '../helpers/cli-entry.ts';
+import { cliEntry } from '../helpers/compiled-entry.ts';
 import { testOptions } from '../helpers/engines.ts';
 
 const run = promisify(execFile);

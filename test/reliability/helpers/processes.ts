@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cliEntry } from '../../helpers/cli-entry.ts';
+import { cliEntry } from '../../helpers/compiled-entry.ts';
 
 export interface CliRun {
   proc: ChildProcess;
