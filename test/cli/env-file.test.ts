@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
+import { cliEntry } from '../helpers/compiled-entry.ts';
 import { forEachEngine } from '../helpers/engines.ts';
 import { CliEnv } from '../reliability/helpers/processes.ts';
 
-const BIN = resolve(import.meta.dirname, '../../bin/notify.js');
 const exec = promisify(execFile);
 
 /** the caller's shell minus its notify settings, so only the test's folder configures the CLI */
@@ -18,7 +18,7 @@ const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k
  * environment names with a dot, so settings must reach notify through a form that survives it.
  */
 async function viaDash(dir: string, line: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return exec('/bin/sh', ['-c', `"${process.execPath}" "${BIN}" ${line}`], { cwd: dir, env: { ...cleanEnv(), ...env }, timeout: 60_000 }).then(
+  return exec('/bin/sh', ['-c', `"${process.execPath}" "${cliEntry()}" ${line}`], { cwd: dir, env: { ...cleanEnv(), ...env }, timeout: 60_000 }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
@@ -89,7 +89,7 @@ test('--env-file <f> before or after the command; bad files and names fail with 
 test("dash drops 'notify.batchSize' from the environment (why the README shows .env and NOTIFY_* only)", async (t) => {
   const env = new CliEnv({ database: 'sqlite:n.db', logLevel: 'silent' });
   t.after(() => env.cleanup());
-  const dotted = await exec('env', ['notify.batchSize=abc', '/bin/sh', '-c', `"${process.execPath}" "${BIN}" migrate`], { cwd: env.dir, env: cleanEnv() });
+  const dotted = await exec('env', ['notify.batchSize=abc', '/bin/sh', '-c', `"${process.execPath}" "${cliEntry()}" migrate`], { cwd: env.dir, env: cleanEnv() });
   assert.match(dotted.stdout, /applied: /, 'an invalid batchSize would have failed: the name never reached notify');
   const snake = await viaDash(env.dir, 'migrate', { NOTIFY_BATCH_SIZE: 'abc' });
   assert.equal(snake.code, 1);

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { BIN } from '../helpers/compiled-entry.ts';
 import { forEachEngine } from '../helpers/engines.ts';
 import { CliEnv, waitUntil } from '../reliability/helpers/processes.ts';
 
+const run = promisify(execFile);
 const PACKAGE = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string };
 
 /** What a newcomer meets in a fresh folder, through the real CLI process. */
@@ -12,10 +16,12 @@ describe('the CLI for a newcomer', () => {
   const env = new CliEnv({ logLevel: 'silent' });
   after(() => env.cleanup());
 
-  test('--version prints the package version', async () => {
+  test('--version prints the package version, from the published bin (the sources through tsx) as from the compiled CLI', async () => {
     const r = await env.run(['--version']);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout.trim(), PACKAGE.version);
+    const bin = await run(process.execPath, [BIN, '--version'], { cwd: env.dir });
+    assert.equal(bin.stdout.trim(), PACKAGE.version);
   });
 
   test('an unknown command suggests the closest one, namespace included; nonsense gets no guess', async () => {

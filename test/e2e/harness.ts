@@ -3,16 +3,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cliEntry } from '../helpers/compiled-entry.ts';
 import { type Engine, freshDatabaseUrl } from '../helpers/engines.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 import { waitUntil } from '../reliability/helpers/processes.ts';
 import { dropDatabase } from './database.ts';
 
 export { waitUntil };
-
-/** The package's own bin, run as a deployment runs it (it registers tsx itself). */
-export const BIN = fileURLToPath(new URL('../../bin/notify.js', import.meta.url));
 
 export interface CliResult {
   code: number;
@@ -143,11 +140,11 @@ export class Deployment {
     return path;
   }
 
-  /** `node bin/notify.js <args>` in the folder; `shell` runs it through /bin/sh -c as npm scripts and npx do */
+  /** `notify <args>` in the folder (the compiled CLI, see cliEntry); `shell` runs it through /bin/sh -c as npm scripts and npx do */
   spawn(args: string[], opts: { env?: Record<string, string>; shell?: boolean; name?: string } = {}): NotifyProcess {
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^notify[._]/i.test(k)));
     const env = { ...inherited, ...opts.env };
-    const argv = [process.execPath, BIN, ...args];
+    const argv = [process.execPath, cliEntry(), ...args];
     const proc = opts.shell
       ? spawn('/bin/sh', ['-c', argv.map(shellQuote).join(' ')], { cwd: this.dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
       : spawn(argv[0], argv.slice(1), { cwd: this.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -3,12 +3,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { Agent, get } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { cliEntry, compiledEntry } from '../helpers/compiled-entry.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
 import { serve } from '../helpers/http.ts';
 import { insertCampaign, insertSend, sendRow } from '../helpers/sends.ts';
 
 const N = 5_000;
 const ROOT = join(import.meta.dirname, '../..');
+const SERVE_CHILD = compiledEntry(join(ROOT, 'test/fixtures/serve-child.ts'));
 
 /** n GETs of url, `concurrency` sockets at a time (keep-alive); resolves when every body is read. */
 async function hammer(url: string, n: number, concurrency = 100): Promise<void> {
@@ -81,7 +83,7 @@ forEachEngine('pixel load', (h) => {
 
   test(`${N} pixel requests, then SIGTERM right after the last response: nothing buffered is lost`, async () => {
     const send = await insertSend(notify(), { campaignId: await insertCampaign(notify().context.store) });
-    const srv = await spawnServer(['--import', 'tsx', 'test/fixtures/serve-child.ts'], { CHILD_DATABASE: h.url });
+    const srv = await spawnServer([SERVE_CHILD], { CHILD_DATABASE: h.url });
     await hammer(`${srv.url}/notify/open/${send.token}`, N);
     srv.child.kill('SIGTERM');
     assert.equal(await srv.exited, 0);
@@ -91,7 +93,7 @@ forEachEngine('pixel load', (h) => {
   test('two server processes on one database, hammered with the same token, flushing as they go: one first open', async () => {
     const send = await insertSend(notify(), { campaignId: await insertCampaign(notify().context.store) });
     const env = { CHILD_DATABASE: h.url, CHILD_FLUSH_MS: '10' };
-    const servers = await Promise.all([0, 1].map(() => spawnServer(['--import', 'tsx', 'test/fixtures/serve-child.ts'], env)));
+    const servers = await Promise.all([0, 1].map(() => spawnServer([SERVE_CHILD], env)));
     const each = 1500;
     await Promise.all(servers.map((s) => hammer(`${s.url}/notify/open/${send.token}`, each, 50)));
     for (const s of servers) s.child.kill('SIGTERM');
@@ -101,7 +103,7 @@ forEachEngine('pixel load', (h) => {
 
   test('`notify serve --port 0` serves the controller and writes buffered events on SIGTERM', async () => {
     const send = await insertSend(notify());
-    const srv = await spawnServer(['bin/notify.js', 'serve', '--port', '0', '--host', '127.0.0.1'], { NOTIFY_DATABASE: h.url, NOTIFY_LOG_LEVEL: 'silent' });
+    const srv = await spawnServer([cliEntry(), 'serve', '--port', '0', '--host', '127.0.0.1'], { NOTIFY_DATABASE: h.url, NOTIFY_LOG_LEVEL: 'silent' });
     await hammer(`${srv.url}/notify/open/${send.token}`, 200, 20);
     srv.child.kill('SIGTERM');
     assert.equal(await srv.exited, 0);

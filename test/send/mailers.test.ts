@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { createNotify } from '../../src/notify.ts';
 import { createSesMailer } from '../../src/mail/ses.ts';
+import { cliEntry } from '../helpers/compiled-entry.ts';
 import { freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
 import { startSmtpSink } from '../helpers/smtp-sink.ts';
 
@@ -87,11 +88,10 @@ test('CLI notify:send-campaign: plain progress lines off a terminal, a summary, 
   for (let i = 0; i < 5; i++) await notify.contacts.upsert({ email: `cli${i}@example.com`, lists: ['cli'] });
   const c = await notify.campaigns.create({ subject: 'CLI', html: '<p>x</p>', list: 'cli' });
   await notify.close();
-  const bin = resolve('bin/notify.js');
   // async: the SMTP sink lives in this process and must keep answering while the CLI runs
   const run = (...args: string[]) =>
     new Promise<{ status: number; stdout: string; stderr: string }>((done) => {
-      execFile(process.execPath, [bin, '--config', config, ...args], { encoding: 'utf8', env: { ...process.env, NOTIFY_LOG_LEVEL: 'silent' }, timeout: 60_000 }, (err, stdout, stderr) =>
+      execFile(process.execPath, [cliEntry(), '--config', config, ...args], { encoding: 'utf8', env: { ...process.env, NOTIFY_LOG_LEVEL: 'silent' }, timeout: 60_000 }, (err, stdout, stderr) =>
         done({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { createNotify } from '../../src/notify.ts';
+import { cliEntry } from '../helpers/compiled-entry.ts';
 import { testOptions } from '../helpers/engines.ts';
 
 const run = promisify(execFile);
-const BIN = resolve('bin/notify.js');
 const T0 = Date.UTC(2026, 0, 1, 9, 0);
 
 test('notify stats <id> prints the figures; --json prints the report; bad ids fail clearly', async () => {
@@ -29,7 +29,7 @@ test('notify stats <id> prints the figures; --json prints the report; bad ids fa
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^notify[._]/i.test(k)));
   const opts = { cwd: dir, env };
 
-  const text = (await run(process.execPath, [BIN, 'stats', String(id)], opts)).stdout;
+  const text = (await run(process.execPath, [cliEntry(), 'stats', String(id)], opts)).stdout;
   assert.match(text, /^Campaign \d+: Launch \(sent\)/);
   assert.match(text, /total\s+1,200 {2}send records/);
   assert.match(text, /opened\s+400 {2}40\.0% of sent; human 150 \(15\.0%\)/);
@@ -37,7 +37,7 @@ test('notify stats <id> prints the figures; --json prints the report; bad ids fa
   assert.match(text, /click {2}scanner-fast-click\s+1/);
   assert.match(text, /#0 https:\/\/example\.com\/launch {2}1 \/ 0 \/ 0/);
 
-  const json = JSON.parse((await run(process.execPath, [BIN, 'stats', String(id), '--json'], opts)).stdout);
+  const json = JSON.parse((await run(process.execPath, [cliEntry(), 'stats', String(id), '--json'], opts)).stdout);
   assert.deepEqual(json.stats, { total: 1200, sent: 1000, failed: 2, opened: 400, clicked: 80 });
   assert.deepEqual(json.human, { opened: 150, clicked: 60 });
   assert.equal(json.unsubscribed, 3);
@@ -46,7 +46,7 @@ test('notify stats <id> prints the figures; --json prints the report; bad ids fa
     ['424242', /Campaign 424242 does not exist \[NOT_FOUND\]/],
     ['1;drop', /positive whole number .*\[INVALID_INPUT\]/],
   ] as const) {
-    const err = await run(process.execPath, [BIN, 'stats', arg], opts).then(
+    const err = await run(process.execPath, [cliEntry(), 'stats', arg], opts).then(
       () => assert.fail('should fail'),
       (e) => e,
     );

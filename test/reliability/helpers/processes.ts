@@ -2,9 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const BIN = fileURLToPath(new URL('../../../bin/notify.js', import.meta.url));
+import { cliEntry } from '../../helpers/compiled-entry.ts';
 
 export interface CliRun {
   proc: ChildProcess;
@@ -26,7 +24,7 @@ export class CliEnv {
 
   start(args: string[], env: Record<string, string> = {}): CliRun {
     const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^notify[._]/i.test(k)));
-    const proc = spawn(process.execPath, [BIN, ...args], { cwd: this.dir, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [cliEntry(), ...args], { cwd: this.dir, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     proc.stdout!.on('data', (c) => {
