@@ -57,6 +57,7 @@ export function registerCampaignPages(app: Hono, { ctx, views, stats }: Parts): 
 }
 
 const NOTICES: Record<string, string> = {
+  created: 'Saved as a draft. Send yourself a test, then schedule it.',
   schedule: 'Scheduled. A running worker starts it at that time.',
   pause: 'Paused. No further message of this campaign leaves.',
   resume: 'Resumed. A running worker continues where it stopped.',
