@@ -225,3 +225,22 @@ forEachEngine('console compose', (h) => {
     assert.match((await b.page(`/notify/admin/campaigns/${id}?done=created`)).html, /Saved as a draft/);
   });
 });
+
+forEachEngine('console with HTTP Basic and bearer', (h) => {
+  const notify = useNotify(h, { adminToken: TOKEN });
+  const basic = `Basic ${Buffer.from(`admin:${TOKEN}`).toString('base64')}`;
+
+  test("a browser can still use its password prompt: the basic sign-in path challenges, then goes on", async () => {
+    const b = new Browser(notify);
+    const challenge = await b.request('/notify/admin/sign-in/basic?next=%2Fnotify%2Fadmin%2Foutbox', { headers: PAGE });
+    assert.equal(challenge.status, 401);
+    assert.match(challenge.headers.get('www-authenticate') ?? '', /^Basic realm="notify admin"/);
+    const through = await b.request('/notify/admin/sign-in/basic?next=%2Fnotify%2Fadmin%2Foutbox', { headers: { ...PAGE, authorization: basic } });
+    assert.equal(through.status, 303);
+    assert.equal(through.headers.get('location'), '/notify/admin/outbox');
+    assert.equal((await b.request('/notify/admin', { headers: { ...PAGE, authorization: basic } })).status, 200);
+    assert.equal((await b.request('/notify/admin', { headers: { ...PAGE, authorization: `Bearer ${TOKEN}` } })).status, 200);
+    const wrong = await b.request('/notify/admin', { headers: { ...PAGE, authorization: 'Bearer nope' } });
+    assert.equal(wrong.status, 401, 'a wrong header is never redirected to the form');
+  });
+});

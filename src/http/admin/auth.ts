@@ -30,6 +30,11 @@ export function isAuthorized(header: string | undefined, token: string): boolean
 
 const CHALLENGE = 'Basic realm="notify admin", charset="UTF-8"';
 export const SIGN_IN_PATH = '/notify/admin/sign-in';
+/** the console's script holds nothing secret, and the sign-in page loads it before anyone is signed in */
+export const SCRIPT_PATH = '/notify/admin/console.js';
+const PUBLIC_PATHS = new Set([SIGN_IN_PATH, SCRIPT_PATH]);
+/** asks the browser for HTTP Basic credentials (its password prompt) instead of the sign-in form */
+export const BASIC_SIGN_IN_PATH = '/notify/admin/sign-in/basic';
 
 /**
  * Every /notify/admin request passes here first. A request with an Authorization header is judged
@@ -41,8 +46,8 @@ export function requireAdmin(token: string, signedIn: (c: HonoContext) => boolea
   return async (c, next) => {
     const header = c.req.header('authorization');
     if (header !== undefined ? isAuthorized(header, token) : signedIn(c)) return next();
-    if (header === undefined && c.req.path === SIGN_IN_PATH) return next();
-    if (header === undefined && c.req.method === 'GET' && opensPage(c)) {
+    if (header === undefined && PUBLIC_PATHS.has(c.req.path)) return next();
+    if (header === undefined && c.req.method === 'GET' && opensPage(c) && c.req.path !== BASIC_SIGN_IN_PATH) {
       const url = new URL(c.req.url);
       return c.redirect(`${SIGN_IN_PATH}?${new URLSearchParams({ next: url.pathname + url.search })}`, 303);
     }

@@ -7,7 +7,7 @@ import { SHIPPED_VIEWS } from '../../render/views.ts';
 import { AUTH_FAILURE_RULE, createTokenGate } from '../api/auth.ts';
 import { createLimiterStore } from '../rate-limit/index.ts';
 import { registerAudiencePages } from './audience.ts';
-import { requireAdmin } from './auth.ts';
+import { requireAdmin, SCRIPT_PATH } from './auth.ts';
 import { registerCampaignPages } from './campaigns.ts';
 import { registerCompose } from './compose.ts';
 import { csrfToken } from './csrf.ts';
@@ -45,7 +45,7 @@ export const adminRoutes: RouteModule = (app, parts) => {
   parts.onClose?.(() => limits.close());
   const gate = createTokenGate({ token, limiter: limits.limiter(AUTH_FAILURE_RULE), clock: ctx.clock, trustProxy: ctx.config.trustProxy });
   registerSignIn(app, { ctx, views, keys, gate });
-  app.get('/notify/admin/console.js', (c) =>
+  app.get(SCRIPT_PATH, (c) =>
     c.body(new Uint8Array(SCRIPT), 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' }),
   );
   registerCompose(app, { ctx, views });

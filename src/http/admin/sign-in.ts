@@ -2,7 +2,7 @@ import type { Context as HonoContext, Hono } from 'hono';
 import type { Context } from '../../context.ts';
 import type { Views } from '../../render/views.ts';
 import type { GateResult } from '../api/auth.ts';
-import { SIGN_IN_PATH } from './auth.ts';
+import { BASIC_SIGN_IN_PATH, SIGN_IN_PATH } from './auth.ts';
 import { csrfOk, csrfToken, endCsrfSession, renewCsrfSession } from './csrf.ts';
 import { adminPage } from './render.ts';
 import { endSession, hasSession, type SessionKeys, startSession } from './session.ts';
@@ -28,6 +28,9 @@ export function registerSignIn(app: Hono, { ctx, views, keys, gate }: Parts): vo
     if (hasSession(c, keys, ctx.clock.now())) return c.redirect(next, 303);
     return page(c, next, null);
   });
+
+  // reached only with valid Basic credentials (auth.ts challenges for them): the browser now sends them itself
+  app.get(BASIC_SIGN_IN_PATH, (c) => c.redirect(safeNext(c.req.query('next')), 303));
 
   app.post(SIGN_IN_PATH, async (c) => {
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
