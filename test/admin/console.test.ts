@@ -244,3 +244,70 @@ forEachEngine('console with HTTP Basic and bearer', (h) => {
     assert.equal(wrong.status, 401, 'a wrong header is never redirected to the form');
   });
 });
+
+forEachEngine('console import, export and sequences', (h) => {
+  const notify = useNotify(h, { adminToken: TOKEN });
+  const b = new Browser(notify);
+  let csrf = '';
+  before(async () => {
+    await notify().lists.create({ name: 'news' });
+    await b.signIn();
+    csrf = (await b.page('/notify/admin/import')).csrf;
+  });
+
+  const upload = (csv: string | null, fields: Record<string, string> = {}, token = csrf) => {
+    const form = new FormData();
+    form.set('csrf', token);
+    for (const [k, v] of Object.entries(fields)) form.set(k, v);
+    if (csv !== null) form.set('file', new File([csv], 'people.csv', { type: 'text/csv' }));
+    return b.request('/notify/admin/import', { method: 'POST', body: form });
+  };
+
+  test('an uploaded CSV is imported in the background; its page and JSON show the progress and the counts', async () => {
+    assert.equal((await upload('email\nx@example.com\n', {}, 'forged')).status, 403);
+    assert.equal((await notify().contacts.list()).contacts.length, 0, 'a refused upload imports nothing');
+    assert.equal((await upload(null)).status, 422);
+    const res = await upload('email,name\nann@example.com,Ann <b>A</b>\nnot-an-address,Bad\nbob@example.com,Bob\n', { list: 'news' });
+    assert.equal(res.status, 303);
+    const path = res.headers.get('location') ?? '';
+    assert.match(path, /^\/notify\/admin\/imports\/[A-Za-z0-9_-]+$/);
+    let job: { status: string; created: number; rejected: number; bytes_read: number; bytes_total: number } | undefined;
+    for (let i = 0; i < 100 && job?.status !== 'done'; i++) {
+      job = await (await b.request(`${path}.json`)).json();
+      if (job?.status !== 'done') await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(job?.status, 'done');
+    assert.deepEqual([job?.created, job?.rejected, job?.bytes_read === job?.bytes_total], [2, 1, true]);
+    const { html } = await b.page(path);
+    assert.match(html, /done: 3 rows read, 2 created, 0 updated, 0 unchanged, 1 rejected/);
+    assert.match(html, /<progress id="import-progress" max="1" value="1"/);
+    assert.equal((await notify().contacts.get('ann@example.com'))?.lists.join(), 'news');
+    assert.equal((await b.request('/notify/admin/imports/unknown.json')).status, 404);
+    assert.equal((await b.page('/notify/admin/imports/unknown')).res.status, 404);
+  });
+
+  test('the export is the contacts CSV, filtered by list; an unknown list is a 404 page', async () => {
+    const res = await b.request('/notify/admin/export.csv?list=news');
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/csv/);
+    const lines = (await res.text()).trim().split('\n');
+    assert.match(lines[0], /^email,name,status,lists,created_at/);
+    assert.deepEqual(lines.slice(1).map((l) => l.split(',')[0]).sort(), ['ann@example.com', 'bob@example.com']);
+    assert.equal((await b.request('/notify/admin/export.csv?list=nope')).status, 404);
+    assert.equal((await new Browser(notify).request('/notify/admin/export.csv')).status, 401, 'not without signing in');
+  });
+
+  test('sequences list their enrollments by status; a sequence page shows its steps, names as text', async () => {
+    const seq = await notify().drips.createSequence({ name: 'Welcome <script>x</script>', steps: [{ delayMinutes: 0, subject: 'Hi <b>there</b>', markdown: 'a' }, { delayMinutes: 1500, subject: 'Later', html: '<p>b</p>' }] });
+    await notify().drips.enroll({ contact: 'ann@example.com', sequence: seq.id });
+    const list = await b.page('/notify/admin/sequences');
+    assert.match(list.html, new RegExp(`<a href="/notify/admin/sequences/${seq.id}">Welcome &lt;script&gt;x&lt;/script&gt;</a>`));
+    const { res, html } = await b.page(`/notify/admin/sequences/${seq.id}`);
+    assert.equal(res.status, 200);
+    assert.match(html, /id="enrolled-active">1</);
+    assert.match(html, /<td class="wrap">Hi &lt;b&gt;there&lt;\/b&gt;<\/td><td>at once<\/td><td>at once<\/td><td>markdown<\/td>/);
+    assert.match(html, /<td class="wrap">Later<\/td><td>1 d 1 h<\/td><td>1 d 1 h<\/td><td>HTML<\/td>/);
+    assert.ok(!html.includes('<script>x'));
+    for (const bad of ['999999', 'abc', '1e3']) assert.equal((await b.page(`/notify/admin/sequences/${bad}`)).res.status, 404, bad);
+  });
+});

@@ -11,7 +11,10 @@ import { requireAdmin, SCRIPT_PATH } from './auth.ts';
 import { registerCampaignPages } from './campaigns.ts';
 import { registerCompose } from './compose.ts';
 import { csrfToken } from './csrf.ts';
+import { createImportJobs } from '../api/import-jobs.ts';
+import { registerImportPages } from './imports.ts';
 import { registerOutboxPages } from './outbox.ts';
+import { registerSequencePages } from './sequences.ts';
 import { hasSession } from './session.ts';
 import { registerSignIn } from './sign-in.ts';
 
@@ -50,7 +53,12 @@ export const adminRoutes: RouteModule = (app, parts) => {
   );
   registerCompose(app, { ctx, views });
   // figures include the opens and clicks this server has buffered but not yet written
-  registerCampaignPages(app, { ctx, views, stats: statsAfterFlush(createStatsService(ctx), recorder) });
+  const stats = statsAfterFlush(createStatsService(ctx), recorder);
+  registerCampaignPages(app, { ctx, views, stats });
+  registerSequencePages(app, { ctx, views, stats });
+  const imports = createImportJobs(ctx);
+  parts.onClose?.(() => imports.close());
+  registerImportPages(app, { ctx, views, imports });
   registerOutboxPages(app, { ctx, views });
   registerAudiencePages(app, { ctx, views });
 };
