@@ -191,6 +191,27 @@ describe('the console in a browser, with serve and worker processes', { skip: BR
     await page.screenshot({ path: join(OUT, 'console-campaign-chart.png'), fullPage: true });
   });
 
+  test('a CSV imported from the page shows its progress to the end; the export link downloads the contacts; sequences and lists pages', async () => {
+    await go('/notify/admin/import');
+    await page.setInputFiles('#i-file', { name: 'more.csv', mimeType: 'text/csv', buffer: Buffer.from(`email,name\n${Array.from({ length: 200 }, (_, i) => `more${i}@example.com,More ${i}`).join('\n')}\n`) });
+    await page.selectOption('#i-list', 'readers');
+    await page.click('#import-form button');
+    await page.waitForURL(/\/notify\/admin\/imports\/[A-Za-z0-9_-]+$/);
+    visited.add(new URL(page.url()).pathname);
+    await waitUntil(async () => ((await page.locator('#import-status').textContent())?.startsWith('done: 200 rows read, 200 created') ? true : undefined), 20_000, 'the import done');
+    assert.equal(await page.locator('#import-progress').evaluate((p: HTMLProgressElement) => p.value), 1);
+    await accessible(page, 'import job');
+    await go('/notify/admin/import');
+    const download = page.waitForEvent('download');
+    await page.click('#export-all');
+    const csv = readFileSync((await (await download).path())!, 'utf8').trim().split('\n');
+    assert.equal(csv.length, 1 + 3 + 200);
+    await go('/notify/admin/sequences');
+    // the contacts page has a browser test of its own (with its person timeline)
+    await go('/notify/admin/lists');
+    assert.match((await page.locator('table').textContent()) ?? '', /readers/);
+  });
+
   test('at a phone width (375 px) no page scrolls sideways, and the chart is drawn at that width', async () => {
     await page.setViewportSize({ width: 375, height: 812 });
     for (const path of visited) {
