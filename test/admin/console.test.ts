@@ -311,3 +311,18 @@ forEachEngine('console import, export and sequences', (h) => {
     for (const bad of ['999999', 'abc', '1e3']) assert.equal((await b.page(`/notify/admin/sequences/${bad}`)).res.status, 404, bad);
   });
 });
+
+forEachEngine('console body limits', (h) => {
+  const notify = useNotify(h, { adminToken: TOKEN });
+
+  test('an oversized sign-in or form body is a 413 before anything reads it; the session cookie is not needed to be refused', async () => {
+    const big = (n: number) => new URLSearchParams({ token: 'x'.repeat(n) });
+    const anon = new Browser(notify);
+    assert.equal((await anon.post('/notify/admin/sign-in', Object.fromEntries(big(20 * 1024)))).status, 413);
+    const b = new Browser(notify);
+    await b.signIn();
+    const { csrf } = await b.page('/notify/admin/campaigns/new');
+    assert.equal((await b.post('/notify/admin/preview', { csrf, subject: 's', body: 'x'.repeat(9 * 1024 * 1024) })).status, 413);
+    assert.equal((await b.post('/notify/admin/preview', { csrf, subject: 's', body: 'fine' })).status, 200);
+  });
+});

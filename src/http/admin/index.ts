@@ -1,13 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { bodyLimit } from 'hono/body-limit';
 import type { RouteModule } from '../app.ts';
+import { MAX_CSV_BYTES } from '../api/imports.ts';
 import { createStatsService } from '../../core/stats.ts';
 import { statsAfterFlush } from '../../core/tracking-stats.ts';
 import { SHIPPED_VIEWS } from '../../render/views.ts';
 import { AUTH_FAILURE_RULE, createTokenGate } from '../api/auth.ts';
 import { createLimiterStore } from '../rate-limit/index.ts';
 import { registerAudiencePages } from './audience.ts';
-import { requireAdmin, SCRIPT_PATH } from './auth.ts';
+import { requireAdmin, SCRIPT_PATH, SIGN_IN_PATH } from './auth.ts';
 import { registerCampaignPages } from './campaigns.ts';
 import { registerCompose } from './compose.ts';
 import { csrfToken } from './csrf.ts';
@@ -33,6 +35,14 @@ export const adminRoutes: RouteModule = (app, parts) => {
   if (token.length < 16) ctx.log.warn('adminToken is shorter than 16 characters; use a long random value');
   const keys = { secret: ctx.secret, token };
   const signedIn = (c: Parameters<typeof hasSession>[0]) => hasSession(c, keys, ctx.clock.now());
+  // bodies are capped before anything reads them: the sign-in form is open to anyone, so it gets little
+  const tooLarge = (c: Parameters<typeof hasSession>[0]) => c.text('Request body too large', 413);
+  const caps = new Map([
+    [SIGN_IN_PATH, bodyLimit({ maxSize: 16 * 1024, onError: tooLarge })],
+    ['/notify/admin/import', bodyLimit({ maxSize: MAX_CSV_BYTES + 1024 * 1024, onError: tooLarge })],
+  ]);
+  const formCap = bodyLimit({ maxSize: 8 * 1024 * 1024, onError: tooLarge });
+  app.use('/notify/admin/*', (c, next) => (caps.get(c.req.path) ?? formCap)(c, next));
   const guard = requireAdmin(token, signedIn);
   app.use('/notify/admin', guard);
   app.use('/notify/admin/*', guard);
