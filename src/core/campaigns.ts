@@ -11,6 +11,7 @@ import type { Campaign, CampaignRunResult, CampaignStatus } from './types.ts';
 import { checkStatus, type CampaignLifecycle, createCampaignLifecycle } from './campaign-lifecycle.ts';
 import { ALLOWED_FROM, allows, invalidState } from './campaign-status.ts';
 import { sendTestCopies, type TestSendInput, type TestSendResult } from './campaign-test-send.ts';
+import { type CampaignPreview, type PreviewOptions, previewCampaign } from './campaign-preview.ts';
 
 export interface CampaignInput extends ContentInput {
   subject: string;
@@ -49,6 +50,10 @@ export interface CampaignsService extends CampaignLifecycle {
   sendTest(id: number, input: TestSendInput): Promise<TestSendResult>;
   /** who a send would reach now: audience members without a send row, suppressed ones left out */
   audience(id: number): Promise<{ count: number }>;
+  /** who a new campaign to this list and/or segment would reach now (suppressed contacts left out) */
+  countAudience(target: Pick<CampaignInput, 'list' | 'segment'>): Promise<{ count: number }>;
+  /** the message as the chosen contact would get it, without tracking; nothing stored or sent */
+  preview(input: CampaignInput, opts?: PreviewOptions): Promise<CampaignPreview>;
 }
 
 const MAX_DATA = 64 * 1024;
@@ -100,6 +105,16 @@ export function createCampaignsService(ctx: Context): CampaignsService {
     async audience(id) {
       return { count: await ctx.store.campaigns.countReachable(await existing(ctx, checkId(id))) };
     },
+    async countAudience(target) {
+      if (typeof target !== 'object' || target === null) throw new NotifyError('INVALID_INPUT', 'countAudience() needs { list?, segment? }');
+      const list = optionalString(target.list, 'list', 100);
+      const segment = target.segment == null || target.segment === '' ? null : parseSegment(target.segment);
+      const listRow = list === null ? null : await requireList(ctx, list);
+      if (segment) await requireReferences(ctx, segment);
+      // id 0 has no send rows: everyone the filter matches is still to be reached
+      return { count: await ctx.store.campaigns.countReachable({ id: 0, list: listRow?.name ?? null, segment: segment ? (segmentInput(target.segment) as Segment) : null }) };
+    },
+    preview: (input, opts) => previewCampaign(ctx, input, opts),
   };
 }
 

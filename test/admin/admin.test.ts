@@ -122,7 +122,9 @@ forEachEngine('admin pages', (h) => {
     assert.equal(res.status, 200);
     const html = await res.text();
     assert.match(html, /<svg [^>]*role="img"/);
-    assert.equal((html.match(/<polyline /g) ?? []).length, 4, 'opens, human opens, clicks, human clicks');
+    // opens, human opens, clicks, human clicks: once drawn wide, once at a phone's width
+    assert.equal((html.match(/<polyline /g) ?? []).length, 8, 'four series in each of the two drawings');
+    assert.match(html, /<div class="chart-narrow"><svg [^>]*viewBox="0 0 360 300"/);
     assert.match(html, /id="stat-opened">2</);
     assert.match(html, /id="stat-human-opened">1</);
     assert.match(html, /id="stat-clicked">1</);

@@ -36,3 +36,13 @@ test('no data and a single bucket still draw', () => {
   assert.doesNotMatch(one, /NaN/);
   assert.equal(fmtTime(new Date(T0), 86_400_000), '2026-01-01');
 });
+
+test('a chart drawn at a phone width wraps its legend onto rows inside the frame and moves the plot below it', () => {
+  const series = ['Opens', 'Human opens', 'Clicks', 'Human clicks'].map((label) => ({ label, color: '#000', values: [1, 3] }));
+  const svg = lineChart({ title: 't', times: [new Date(T0), new Date(T0 + HOUR)], bucketMs: HOUR, series, width: 360, height: 300 });
+  const legend = [...svg.matchAll(/<text x="([\d.]+)" y="([\d.]+)" font-size="12"/g)].map((m) => [Number(m[1]), Number(m[2])]);
+  assert.deepEqual(legend.map(([, y]) => y), [16, 16, 34, 34], 'two per row');
+  assert.ok(legend.every(([x]) => x + 60 < 360), 'every legend entry starts well inside the 360 units');
+  const top = Math.min(...[...svg.matchAll(/<line x1="48" x2="344" y1="([\d.]+)"/g)].map((m) => Number(m[1])));
+  assert.ok(top >= 34 + 8, `the plot (top grid line at ${top}) starts below the second legend row`);
+});

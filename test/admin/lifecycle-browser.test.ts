@@ -38,7 +38,8 @@ describe('admin lifecycle forms in a browser, obeyed by a worker process', { ski
     context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'notify-chromium-')), {
       executablePath: CHROMIUM,
       args: ARGS,
-      httpCredentials: { username: 'admin', password: TOKEN },
+      // HTTP Basic sent up front: a browser that waits for a challenge is sent to the console's sign-in page instead
+      extraHTTPHeaders: { authorization: `Basic ${Buffer.from(`admin:${TOKEN}`).toString('base64')}` },
       viewport: { width: 1280, height: 900 },
     });
     await context.route(/^https?:\/\/(?!127\.0\.0\.1:)/, (route) => route.abort());

@@ -146,7 +146,7 @@ async function serveWorker(cmd: Command, port: number, host: string): Promise<vo
 
 // the token itself stays out of logs: whoever runs the server has it in their configuration
 function printAdminLink(host: string, url: string): void {
-  console.log(`notify: admin pages at ${linkBase(host, Number(new URL(url).port))}/notify/admin (any user name; the adminToken is the password)`);
+  console.log(`notify: admin pages at ${linkBase(host, Number(new URL(url).port))}/notify/admin (sign in with the adminToken)`);
 }
 
 /** Links printed for a browser on this machine use a name it reaches, whatever address is bound. */

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
+import type { Context as HonoContext, MiddlewareHandler } from 'hono';
 import { PAGE_HEADERS } from '../page.ts';
 
 /**
@@ -29,14 +29,36 @@ export function isAuthorized(header: string | undefined, token: string): boolean
 }
 
 const CHALLENGE = 'Basic realm="notify admin", charset="UTF-8"';
+export const SIGN_IN_PATH = '/notify/admin/sign-in';
+/** the console's script holds nothing secret, and the sign-in page loads it before anyone is signed in */
+export const SCRIPT_PATH = '/notify/admin/console.js';
+const PUBLIC_PATHS = new Set([SIGN_IN_PATH, SCRIPT_PATH]);
+/** asks the browser for HTTP Basic credentials (its password prompt) instead of the sign-in form */
+export const BASIC_SIGN_IN_PATH = '/notify/admin/sign-in/basic';
 
-/** Every /notify/admin request passes here first: 401 with a Basic challenge unless the token matches. */
-export function requireAdminToken(token: string): MiddlewareHandler {
+/**
+ * Every /notify/admin request passes here first. A request with an Authorization header is judged
+ * by it alone (scripts, and browsers set up for Basic auth); without one, the console's session
+ * cookie lets it in. Otherwise a browser opening a page is sent to the sign-in page, and anything
+ * else gets 401 with a Basic challenge.
+ */
+export function requireAdmin(token: string, signedIn: (c: HonoContext) => boolean): MiddlewareHandler {
   return async (c, next) => {
-    if (isAuthorized(c.req.header('authorization'), token)) return next();
+    const header = c.req.header('authorization');
+    if (header !== undefined ? isAuthorized(header, token) : signedIn(c)) return next();
+    if (header === undefined && PUBLIC_PATHS.has(c.req.path)) return next();
+    if (header === undefined && c.req.method === 'GET' && opensPage(c) && c.req.path !== BASIC_SIGN_IN_PATH) {
+      const url = new URL(c.req.url);
+      return c.redirect(`${SIGN_IN_PATH}?${new URLSearchParams({ next: url.pathname + url.search })}`, 303);
+    }
     return c.body('<!doctype html><title>401</title><p>The notify admin pages need the admin token.</p>', 401, {
       ...PAGE_HEADERS,
       'WWW-Authenticate': CHALLENGE,
     });
   };
+}
+
+/** a browser's navigation to a page, not a script's call */
+function opensPage(c: HonoContext): boolean {
+  return c.req.header('sec-fetch-mode') === 'navigate' || /\btext\/html\b/.test(c.req.header('accept') ?? '');
 }

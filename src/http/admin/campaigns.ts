@@ -57,6 +57,7 @@ export function registerCampaignPages(app: Hono, { ctx, views, stats }: Parts): 
 }
 
 const NOTICES: Record<string, string> = {
+  created: 'Saved as a draft. Send yourself a test, then schedule it.',
   schedule: 'Scheduled. A running worker starts it at that time.',
   pause: 'Paused. No further message of this campaign leaves.',
   resume: 'Resumed. A running worker continues where it stopped.',
@@ -109,7 +110,7 @@ function view(s: CampaignSummary) {
 function campaignData(r: CampaignReport) {
   const { bucketMs } = r.timeline;
   const buckets = padSingle(r.timeline.buckets, bucketMs);
-  const chart = lineChart({
+  const input = {
     title: `Opens and clicks over time, campaign ${r.id}`,
     times: buckets.map((b) => b.start),
     bucketMs,
@@ -119,11 +120,15 @@ function campaignData(r: CampaignReport) {
       { label: 'Clicks', color: '#ea580c', values: buckets.map((b) => b.clicks) },
       { label: 'Human clicks', color: '#ea580c', dashed: true, values: buckets.map((b) => b.humanClicks) },
     ],
-  });
+  };
+  // one drawing for wide screens and one at a phone's width, so its text stays at its real size there
+  const chart = lineChart(input);
+  const narrowChart = lineChart({ ...input, width: 360, height: 300 });
   return {
     title: r.name || r.subject,
     c: view(r),
     chart,
+    narrowChart,
     bucketLabel: Object.entries(BUCKET_CHOICES).find(([, ms]) => ms === bucketMs)?.[0] ?? `${Math.round(bucketMs / MINUTE)}m`,
     bucketChoices: Object.keys(BUCKET_CHOICES),
     machine: r.machine,

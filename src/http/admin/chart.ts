@@ -20,6 +20,8 @@ export interface ChartInput {
 }
 
 const M = { left: 48, right: 16, top: 28, bottom: 34 };
+const LEGEND_STEP = 130;
+const LEGEND_ROW = 18;
 
 export function escapeXml(s: string): string {
   return s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
@@ -34,11 +36,14 @@ export function niceCeil(n: number): number {
 
 export function lineChart({ title, times, bucketMs, series, width = 1000, height = 280 }: ChartInput): string {
   const w = width - M.left - M.right;
-  const h = height - M.top - M.bottom;
+  // the legend wraps onto more rows in a narrow chart (a phone's), and the plot moves down for it
+  const perRow = Math.max(1, Math.floor(w / LEGEND_STEP));
+  const top = M.top + (Math.ceil(series.length / perRow) - 1) * LEGEND_ROW;
+  const h = height - top - M.bottom;
   const n = times.length;
   const yMax = niceCeil(Math.max(0, ...series.flatMap((s) => s.values)));
   const x = (i: number) => M.left + (n <= 1 ? w / 2 : (i * w) / (n - 1));
-  const y = (v: number) => M.top + h - (v / yMax) * h;
+  const y = (v: number) => top + h - (v / yMax) * h;
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(title)}" class="chart">`);
   parts.push(`<title>${escapeXml(title)}</title>`);
@@ -47,7 +52,7 @@ export function lineChart({ title, times, bucketMs, series, width = 1000, height
     parts.push(`<text x="${M.left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end" font-size="11" fill="#71717a">${fmtNumber(v)}</text>`);
   }
   if (n === 0) {
-    parts.push(`<text x="${M.left + w / 2}" y="${M.top + h / 2}" text-anchor="middle" font-size="13" fill="#71717a">No opens or clicks yet</text>`);
+    parts.push(`<text x="${M.left + w / 2}" y="${top + h / 2}" text-anchor="middle" font-size="13" fill="#71717a">No opens or clicks yet</text>`);
   }
   for (const i of labelIndexes(n)) {
     // the outer labels are anchored inwards so they are never clipped at the edges
@@ -61,10 +66,11 @@ export function lineChart({ title, times, bucketMs, series, width = 1000, height
     else if (n === 1) parts.push(`<circle cx="${x(0).toFixed(1)}" cy="${y(s.values[0]).toFixed(1)}" r="3" fill="${escapeXml(s.color)}"/>`);
   }
   series.forEach((s, i) => {
-    const lx = M.left + i * 130;
+    const lx = M.left + (i % perRow) * LEGEND_STEP;
+    const ly = 12 + Math.floor(i / perRow) * LEGEND_ROW;
     const dash = s.dashed ? ' stroke-dasharray="5 4"' : '';
-    parts.push(`<line x1="${lx}" x2="${lx + 18}" y1="12" y2="12" stroke="${escapeXml(s.color)}" stroke-width="2"${dash}/>`);
-    parts.push(`<text x="${lx + 24}" y="16" font-size="12" fill="#3f3f46">${escapeXml(s.label)}</text>`);
+    parts.push(`<line x1="${lx}" x2="${lx + 18}" y1="${ly}" y2="${ly}" stroke="${escapeXml(s.color)}" stroke-width="2"${dash}/>`);
+    parts.push(`<text x="${lx + 24}" y="${ly + 4}" font-size="12" fill="#3f3f46">${escapeXml(s.label)}</text>`);
   });
   parts.push('</svg>');
   return parts.join('');

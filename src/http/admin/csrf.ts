@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context as HonoContext } from 'hono';
-import { getCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { newToken } from '../../core/tokens.ts';
 
 /**
@@ -14,12 +14,34 @@ const COOKIE = 'notify_admin_session';
 const PATH = '/notify/admin';
 
 export function csrfToken(c: HonoContext, secret: string): string {
-  let session = getCookie(c, COOKIE);
-  if (!session || !/^[A-Za-z0-9_-]{22}$/.test(session)) {
-    session = newToken();
-    setCookie(c, COOKIE, session, { path: PATH, httpOnly: true, sameSite: 'Strict', secure: new URL(c.req.url).protocol === 'https:' });
-  }
-  return sign(secret, session);
+  const known = pageTokens.get(c.req.raw);
+  if (known) return known;
+  const session = getCookie(c, COOKIE);
+  const token = session && /^[A-Za-z0-9_-]{22}$/.test(session) ? sign(secret, session) : renewCsrfSession(c, secret);
+  pageTokens.set(c.req.raw, token);
+  return token;
+}
+
+/** the form token of the request's page, once csrfToken() has made one (the layout's sign-out form) */
+const pageTokens = new WeakMap<Request, string>();
+export const pageCsrf = (c: HonoContext): string | undefined => pageTokens.get(c.req.raw);
+
+/** A new random session for the forms (on sign-in, so a token planted before it is worthless after). */
+export function renewCsrfSession(c: HonoContext, secret: string): string {
+  const session = newToken();
+  setCookie(c, COOKIE, session, cookieOptions(c));
+  const token = sign(secret, session);
+  pageTokens.set(c.req.raw, token);
+  return token;
+}
+
+export function endCsrfSession(c: HonoContext): void {
+  deleteCookie(c, COOKIE, cookieOptions(c));
+}
+
+/** Only the admin pages see the cookies; never sent from another site; never over plain http once on https. */
+export function cookieOptions(c: HonoContext) {
+  return { path: PATH, httpOnly: true, sameSite: 'Strict', secure: new URL(c.req.url).protocol === 'https:' } as const;
 }
 
 /** true when the POST carries this session's token and nothing says it comes from another site */

@@ -2,23 +2,9 @@ import type { Hono } from 'hono';
 import type { Context } from '../../context.ts';
 import type { Views } from '../../render/views.ts';
 import { listOutbox, outboxDir, readMessage, readRaw } from './outbox-files.ts';
-import { adminPage, fmtDate, notFound, pageParam } from './render.ts';
+import { adminPage, fmtDate, MAIL_HEADERS, notFound, pageParam } from './render.ts';
 
 const PER_PAGE = 50;
-
-/**
- * The HTML part of a message is served as its own sandboxed document: no scripts, an opaque origin
- * (it cannot read the admin pages), framed only by the admin page, links opening in the top window
- * like a mail client. Images may load from anywhere, as in a mail client with images on.
- */
-const MAIL_HEADERS: Record<string, string> = {
-  'Content-Type': 'text/html; charset=utf-8',
-  'Content-Security-Policy':
-    "sandbox allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation; default-src 'none'; img-src * data:; style-src 'unsafe-inline' *; font-src * data:; frame-ancestors 'self'",
-  'Referrer-Policy': 'no-referrer',
-  'X-Content-Type-Options': 'nosniff',
-  'Cache-Control': 'no-store',
-};
 
 interface Parts {
   ctx: Context;

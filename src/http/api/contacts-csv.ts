@@ -1,3 +1,4 @@
+import type { Context } from '../../context.ts';
 import { exportContactsCsv } from '../../core/export.ts';
 import { CONTACT_STATUSES } from '../../core/types.ts';
 import type { ApiRoute } from './route.ts';
@@ -21,8 +22,12 @@ export const contactsCsv: ApiRoute = {
   },
   responses: { 200: { description: 'CSV with a header row', contentType: 'text/csv', schema: { type: 'string' } } },
   problems: [404, 422],
-  handle: async ({ deps, query }) => {
-    const lines = exportContactsCsv(deps.ctx, { list: query.list as string | undefined, status: query.status as string | undefined });
+  handle: ({ deps, query }) => contactsCsvResponse(deps.ctx, { list: query.list as string | undefined, status: query.status as string | undefined }, API_HEADERS),
+};
+
+/** The export as a streamed download; the console's export link answers with the same. */
+export async function contactsCsvResponse(ctx: Context, filter: { list?: string; status?: string }, headers: Record<string, string>): Promise<Response> {
+    const lines = exportContactsCsv(ctx, filter);
     let next = await lines.next();
     const encoder = new TextEncoder();
     const stream = new ReadableStream<Uint8Array>({
@@ -35,6 +40,5 @@ export const contactsCsv: ApiRoute = {
         await lines.return(undefined);
       },
     });
-    return new Response(stream, { headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': 'attachment; filename="contacts.csv"', ...API_HEADERS } });
-  },
-};
+    return new Response(stream, { headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': 'attachment; filename="contacts.csv"', ...headers } });
+}
