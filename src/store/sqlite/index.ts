@@ -88,7 +88,13 @@ function rowInserter(sqlite: BetterSqlite3.Database): StoreDialect['insertRows']
       statement = sqlite.prepare(`insert into "${table}" (${columns.map((c) => `"${c.name}"`).join(', ')}) values (${columns.map((c) => `@${c.name}`).join(', ')})`);
       statements.set(key, statement);
     }
-    for (const row of rows) statement.run(row);
+    // a column the row lacks (or holds undefined) is NULL, as the JSON form makes it
+    const names = columns.map((c) => c.name);
+    const params: Record<string, unknown> = {};
+    for (const row of rows) {
+      for (const name of names) params[name] = row[name] ?? null;
+      statement.run(params);
+    }
   };
 }
 
