@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -26,7 +26,8 @@ export async function compiled(entry: URL): Promise<{ file: string; remove(): vo
     remove() {
       if (PROFILE_DIR) return;
       rmSync(dir, { recursive: true, force: true });
-      if (readdirSync(BUILD_ROOT).length === 0) rmSync(BUILD_ROOT, { recursive: true });
+      // another bench run in this checkout may have removed the whole folder already (removeBuilds)
+      if (existsSync(BUILD_ROOT) && readdirSync(BUILD_ROOT).length === 0) rmSync(BUILD_ROOT, { recursive: true, force: true });
     },
   };
 }

@@ -32,7 +32,10 @@ export interface TrackingRecorderOptions {
 
 export function createTrackingRecorder(ctx: Pick<Context, 'store' | 'log'>, opts: TrackingRecorderOptions = {}): TrackingRecorder {
   const intervalMs = opts.intervalMs ?? 100;
-  const maxBatch = opts.maxBatch ?? 1000;
+  // Each commit writes every index page its rows touched, so bigger batches cost less per event:
+  // on SQLite 5,000 clicks per batch took 5-10% less CPU and 20-35% less wall time per event than
+  // 1,000 (loaded machine). Below 50,000 events a second the interval, not this, ends a batch.
+  const maxBatch = opts.maxBatch ?? 5000;
   const maxBuffered = opts.maxBuffered ?? 200_000;
   let buffer: TrackedEvent[] = [];
   let running: Promise<void> | null = null;

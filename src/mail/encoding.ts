@@ -6,7 +6,6 @@
  */
 const MAX_LINE = 76;
 const HEX = '0123456789ABCDEF';
-const SOFT_BREAK = Buffer.from('=\r\n');
 
 function isLiteral(b: number): boolean {
   return (b >= 33 && b <= 60) || (b >= 62 && b <= 126);
@@ -60,16 +59,26 @@ export function qpEncode(text: string, splice = true): Buffer {
 
 /** Values made only of QP-literal ASCII and short enough for one line (tokens, signatures) skip the encoder. */
 export function qpSpliceValue(value: string): Buffer {
-  if (value.length <= 60 && SPLICE_LITERAL.test(value)) return value.length ? Buffer.concat([Buffer.from(value, 'latin1'), SOFT_BREAK]) : Buffer.alloc(0);
-  return qpEncode(value, true);
+  return Buffer.from(qpSpliceText(value), 'latin1');
 }
 
 const SPLICE_LITERAL = /^[A-Za-z0-9_.\-/:?]*$/;
+// URL characters plus '=': an unsubscribe URL (`...?s=<token>`) is one of these for every recipient
+const SPLICE_URL = /^[A-Za-z0-9_.\-/:?=&]*$/;
 
 /** qpSpliceValue as a string (quoted-printable is 7-bit: one character per byte). */
 export function qpSpliceText(value: string): string {
-  if (value.length <= 60 && SPLICE_LITERAL.test(value)) return value.length ? `${value}=\r\n` : '';
+  if (value.length > 60) return qpEncode(value, true).toString('latin1');
+  if (SPLICE_LITERAL.test(value)) return value.length ? `${value}=\r\n` : '';
+  // '=' is the one character here QP escapes; 60 characters escaped stay under the 76-column line
+  if (SPLICE_URL.test(value) && value.length + 2 * countEquals(value) <= 73) return `${value.replaceAll('=', '=3D')}=\r\n`;
   return qpEncode(value, true).toString('latin1');
+}
+
+function countEquals(value: string): number {
+  let n = 0;
+  for (let i = value.indexOf('='); i >= 0; i = value.indexOf('=', i + 1)) n++;
+  return n;
 }
 
 const ASCII_PRINTABLE = /^[\x20-\x7e]*$/;

@@ -78,6 +78,12 @@ export interface StoreDialect {
   jsonRows(json: string, columns: readonly JsonRowColumn[]): RawBuilder<unknown>;
   /** the value to put into a `json` column of a jsonRows row */
   jsonRowValue(value: unknown): unknown;
+  /**
+   * Inserts many rows (values as jsonRowValue gives them) in the transaction `trx` holds: on
+   * SQLite one prepared statement run per row, on PostgreSQL one statement with the rows as ONE
+   * JSON parameter (jsonRows).
+   */
+  insertRows(trx: Kysely<Database>, table: string, columns: readonly JsonRowColumn[], rows: readonly Record<string, unknown>[]): Promise<void>;
   /** lower case as JavaScript's toLowerCase() makes it, non-ASCII letters included */
   lower(value: Expression<string | null>): RawBuilder<string>;
   /** `strpos`: the 1-based position of `part` in `value`, 0 when absent; no wildcards */

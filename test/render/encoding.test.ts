@@ -43,6 +43,20 @@ test('tokens and signatures splice without encoding; other values are encoded', 
   assert.equal(qpDecode(qpSpliceValue('Zoë & "Co"')), 'Zoë & "Co"');
 });
 
+test('URL-shaped values (an unsubscribe URL with ?s=) splice to exactly what the encoder writes', () => {
+  const urlChar = fc.constantFrom(...'AZaz09_.-/:?=&'.split(''), 'x', 'Q', '5');
+  fc.assert(
+    fc.property(fc.array(urlChar, { maxLength: 80 }), (chars) => {
+      const value = chars.join('');
+      assert.equal(qpSpliceValue(value).toString('latin1'), qpEncode(value, true).toString('latin1'));
+    }),
+    { numRuns: 500 },
+  );
+  const unsubscribe = 'https://track.example.com/notify/unsubscribe/AbCdEfGhIjKlMnOpQrStUv?s=AbCdEfGhIjKlMnOpQrStUv';
+  assert.equal(qpSpliceValue(unsubscribe).toString('latin1'), qpEncode(unsubscribe, true).toString('latin1'));
+  assert.equal(qpSpliceValue('a==b').toString('latin1'), 'a=3D=3Db=\r\n');
+});
+
 test('header values: plain ASCII unchanged, anything else as encoded words that a parser reads back', async () => {
   assert.equal(encodeHeaderValue('Hello world'), 'Hello world');
   await fc.assert(

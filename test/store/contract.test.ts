@@ -32,6 +32,51 @@ forEachEngine('store contract', (h) => {
     assert.equal(Number(count?.n), 1);
   });
 
+  test('insertRows writes each row (nulls, JSON, numbers) inside the caller\'s transaction: a rollback leaves none', async () => {
+    const s = store();
+    const c = await s.contacts.upsert(contact('rows@example.com'), now);
+    const send = await s.sends.create({ token: newToken(), contact_id: c.id, to_email: c.email, subject: 'S', status: 'sent' }, now);
+    const columns = [
+      { name: 'type', type: 'text' },
+      { name: 'send_id', type: 'bigint' },
+      { name: 'contact_id', type: 'bigint' },
+      { name: 'campaign_id', type: 'bigint' },
+      { name: 'link_index', type: 'integer' },
+      { name: 'metadata', type: 'json' },
+      { name: 'is_machine', type: 'smallint' },
+      { name: 'machine_reason', type: 'text' },
+      { name: 'created_at', type: 'bigint' },
+    ] as const;
+    const row = (i: number) => ({ type: 'click', send_id: send.id, contact_id: c.id, campaign_id: null, link_index: i, metadata: s.dialect.jsonRowValue({ ip: '192.0.2.1', n: i, note: "it's \"quoted\"" }), is_machine: i % 2, machine_reason: i % 2 ? 'link_burst' : null, created_at: now + i });
+    const read = () => s.db.selectFrom('notify_events').selectAll().where('send_id', '=', send.id).orderBy('link_index').execute();
+    await assert.rejects(
+      s.dialect.writeTransaction(s.db, async (trx) => {
+        await s.dialect.insertRows(trx, 'notify_events', columns, [row(0), row(1)]);
+        assert.equal((await trx.selectFrom('notify_events').select('id').where('send_id', '=', send.id).execute()).length, 2, 'visible inside the transaction');
+        throw new Error('abandoned');
+      }),
+      /abandoned/,
+    );
+    assert.equal((await read()).length, 0);
+    // a row without machine_reason and with an undefined link_index: both NULL, on either engine
+    const { machine_reason: _, ...partial } = row(3);
+    await s.dialect.writeTransaction(s.db, (trx) => s.dialect.insertRows(trx, 'notify_events', columns, [...[0, 1, 2].map(row), { ...partial, link_index: undefined, created_at: now + 9 }]));
+    await s.dialect.writeTransaction(s.db, (trx) => s.dialect.insertRows(trx, 'notify_events', columns, []));
+    const all = await read();
+    const odd = all.find((e) => Number(e.created_at) === now + 9);
+    assert.equal(odd?.link_index, null);
+    assert.equal(odd?.machine_reason, null);
+    const stored = all.filter((e) => e !== odd);
+    assert.deepEqual(
+      stored.map((e) => ({ type: e.type, contact_id: Number(e.contact_id), campaign_id: e.campaign_id, link_index: Number(e.link_index), is_machine: Number(e.is_machine), machine_reason: e.machine_reason, created_at: Number(e.created_at) })),
+      [0, 1, 2].map((i) => ({ type: 'click', contact_id: c.id, campaign_id: null, link_index: i, is_machine: i % 2, machine_reason: i % 2 ? 'link_burst' : null, created_at: now + i })),
+    );
+    assert.deepEqual(
+      stored.map((e) => (typeof e.metadata === 'string' ? JSON.parse(e.metadata) : e.metadata)),
+      [0, 1, 2].map((n) => ({ ip: '192.0.2.1', n, note: 'it\'s "quoted"' })),
+    );
+  });
+
   test('a raw insert of the same email key in another case is refused by the database', async () => {
     await store().contacts.upsert(contact('case@example.com'), now);
     await assert.rejects(

@@ -1,6 +1,6 @@
 import { type DatabaseIntrospector, type Expression, Kysely, PostgresDialect, type SqlBool, sql } from 'kysely';
 import pg from 'pg';
-import type { JsonMemberConditions, StoreDialect } from '../dialect.ts';
+import type { JsonMemberConditions, JsonRowColumn, StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 
 // ids and epoch-ms timestamps are bigint; they stay well inside Number's safe range.
@@ -78,6 +78,11 @@ export function createPostgresDialect(url: string): StoreDialect {
 }
 
 /** Row locks where a claim or an update needs them; many values travel as one JSON parameter. */
+const jsonRows = (json: string, columns: readonly JsonRowColumn[]) =>
+  sql`select ${sql.raw(columns.map((c) => c.name).join(', '))} from jsonb_to_recordset(${json}::jsonb) as x(${sql.raw(
+    columns.map((c) => `${c.name} ${c.type === 'json' ? 'jsonb' : c.type}`).join(', '),
+  )})`;
+
 const queries = {
   columns: { id: 'bigserial', pk: (c) => c.primaryKey(), ref: 'bigint', ts: 'bigint', json: 'jsonb', bool: 'smallint' },
   writeTransaction: (db, fn) => db.transaction().execute(fn),
@@ -90,12 +95,13 @@ const queries = {
   lockForUpdate: (query) => query.forNoKeyUpdate() as typeof query,
   // One parameter whatever the number of values: the statement's text never changes.
   inList: (values) => sql<string>`(select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb))`,
-  jsonRows: (json, columns) =>
-    sql`select ${sql.raw(columns.map((c) => c.name).join(', '))} from jsonb_to_recordset(${json}::jsonb) as x(${sql.raw(
-      columns.map((c) => `${c.name} ${c.type === 'json' ? 'jsonb' : c.type}`).join(', '),
-    )})`,
+  jsonRows,
   // a jsonb member of the row, so the object itself
   jsonRowValue: (value) => value,
+  async insertRows(trx, table, columns, rows) {
+    if (rows.length === 0) return;
+    await sql`insert into ${sql.table(table)} (${sql.raw(columns.map((c) => c.name).join(', '))}) ${jsonRows(JSON.stringify(rows), columns)}`.execute(trx);
+  },
   lower: (value) => sql<string>`lower(${value})`,
   position: (value, part) => sql<number>`strpos(${value}, ${part})`,
   jsonMember: jsonMemberConditions(),

@@ -95,14 +95,11 @@ function newFirsts(firsts: Map<number, Partial<Record<FirstColumn, number>>>, by
 }
 
 /**
- * The whole batch travels as ONE JSON parameter that the database unpacks: a 1,000-row INSERT
- * with 9,000 bind parameters costs more to build, compile and prepare than to execute, and this
- * statement's text never changes.
+ * Never one 1,000-row INSERT with 9,000 bind parameters (it costs more to build, compile and
+ * prepare than to execute): the dialect's bulk form, whose statement text never changes.
  */
 async function insertEvents(trx: Kysely<Database>, dialect: StoreDialect, rows: EventRowJson[]): Promise<void> {
-  if (rows.length === 0) return;
-  const names = sql.raw(EVENT_COLUMNS.map((c) => c.name).join(', '));
-  await sql`insert into notify_events (${names}) ${dialect.jsonRows(JSON.stringify(rows), EVENT_COLUMNS)}`.execute(trx);
+  await dialect.insertRows(trx, 'notify_events', EVENT_COLUMNS, rows);
 }
 
 const byContact = (a: EventRowJson, b: EventRowJson) => ((a.contact_id as number | null) ?? 0) - ((b.contact_id as number | null) ?? 0);
