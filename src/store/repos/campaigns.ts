@@ -175,13 +175,11 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect)
     async releaseClaims(id, sendIds) {
       let released = 0;
       for (let i = 0; i < sendIds.length; i += 500) {
-        const res = await db
-          .deleteFrom('notify_sends')
-          .where('campaign_id', '=', id)
-          .where('id', 'in', sendIds.slice(i, i + 500))
-          .where('status', '=', 'sending')
-          .executeTakeFirst();
+        const ids = sendIds.slice(i, i + 500);
+        const res = await db.deleteFrom('notify_sends').where('campaign_id', '=', id).where('id', 'in', ids).where('status', '=', 'queued').where('attempts', '=', 0).executeTakeFirst();
         released += Number(res.numDeletedRows);
+        // a retry keeps its row and its attempts: it waits as deferred, due at once
+        await db.updateTable('notify_sends').set({ status: 'deferred' }).where('campaign_id', '=', id).where('id', 'in', ids).where('status', '=', 'queued').execute();
       }
       return released;
     },
