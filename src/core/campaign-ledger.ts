@@ -45,12 +45,12 @@ export function campaignLedger(ctx: Pick<Context, 'store' | 'clock' | 'config'>,
     async start(starting, done) {
       const now = ctx.clock.now();
       const marked = await ctx.store.transaction(async (tx) => {
-        const held = await tx.campaigns.holdSending(campaignId);
-        const rows = held ? await tx.sends.markSending(starting.map((j) => j.send.id), now) : [];
+        const rows = await tx.campaigns.startSends(campaignId, starting.map((j) => j.send.id), now);
         await writeOutcomes(tx, done, now);
-        if (!held) lostHold = true;
         return rows;
       });
+      // none started: another run took them, or the campaign is no longer sending (then stop)
+      if (marked.length === 0 && (await ctx.store.campaigns.statusOf(campaignId)) !== 'sending') lostHold = true;
       for (const r of marked) attempts.set(r.id, r.attempts);
       const ids = new Set(marked.map((r) => r.id));
       return starting.filter((j) => ids.has(j.send.id));

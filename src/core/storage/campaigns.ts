@@ -58,6 +58,13 @@ export interface CampaignsRepo {
    * is claimed) or after it (and waits for the claimed rows).
    */
   holdSending(id: number): Promise<boolean>;
+  /**
+   * Compare-and-set, just before the mailer gets them: while the campaign is `sending` (its row
+   * held until the transaction ends, as holdSending), those of `sendIds` still `queued` become
+   * `sending` (attempts + 1). Returns the rows this call moved with their attempt count; a row
+   * another run moved first, or that is gone, is not among them and must not be sent. One statement.
+   */
+  startSends(id: number, sendIds: number[], now: number): Promise<{ id: number; attempts: number }[]>;
   /** the campaign's send rows `sending` (handed to the mailer) that were touched at or after `since` (a live run holds them) */
   countSending(id: number, since: number): Promise<number>;
   /**

@@ -60,12 +60,6 @@ export interface SendsRepo {
   /** writes outcomes for rows still `sending` (a row reclaimed as interrupted keeps that); returns rows changed */
   finish(outcomes: SendOutcome[], now: number): Promise<number>;
   /**
-   * Compare-and-set, just before the mailer gets them: those of `ids` still `queued` become
-   * `sending` (attempts + 1). Returns the rows this call moved, with their attempt count; a row
-   * another run moved first, or that is gone, is not among them and must not be sent.
-   */
-  markSending(ids: number[], now: number): Promise<{ id: number; attempts: number }[]>;
-  /**
    * A campaign's sends waiting for a run: `deferred` ones whose next attempt is due, and `queued`
    * ones not touched since `staleBefore` (claimed by a run that died before handing them to the
    * mailer: safe to send). Up to `limit`, made `queued` by this run (compare-and-set: of two runs,

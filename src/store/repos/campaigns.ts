@@ -162,6 +162,22 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect)
         .executeTakeFirst();
       return Number(res.numUpdatedRows) === 1;
     },
+    async startSends(id, sendIds, now) {
+      const out: { id: number; attempts: number }[] = [];
+      const sending = dialect.lockForUpdate(db.selectFrom('notify_campaigns').select('id').where('id', '=', id).where('status', '=', 'sending'));
+      for (let i = 0; i < sendIds.length; i += 500) {
+        const rows = await db
+          .updateTable('notify_sends')
+          .set((eb) => ({ status: 'sending', attempts: eb('attempts', '+', 1), updated_at: now }))
+          .where('id', 'in', sendIds.slice(i, i + 500))
+          .where('status', '=', 'queued')
+          .where((eb) => eb.exists(sending))
+          .returning(['id', 'attempts'])
+          .execute();
+        for (const r of rows) out.push({ id: Number(r.id), attempts: Number(r.attempts) });
+      }
+      return out;
+    },
     async countSending(id, since) {
       const row = await db
         .selectFrom('notify_sends')

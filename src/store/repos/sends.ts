@@ -125,20 +125,6 @@ export function createSendsRepo(db: Kysely<Database>): SendsRepo {
       for (const group of groups.values()) for (let i = 0; i < group.length; i += 500) changed += await finishGroup(db, group.slice(i, i + 500), now);
       return changed;
     },
-    async markSending(ids, now) {
-      const out: { id: number; attempts: number }[] = [];
-      for (let i = 0; i < ids.length; i += 500) {
-        const rows = await db
-          .updateTable('notify_sends')
-          .set((eb) => ({ status: 'sending', attempts: eb('attempts', '+', 1), updated_at: now }))
-          .where('id', 'in', ids.slice(i, i + 500))
-          .where('status', '=', 'queued')
-          .returning(['id', 'attempts'])
-          .execute();
-        for (const r of rows) out.push({ id: Number(r.id), attempts: Number(r.attempts) });
-      }
-      return out;
-    },
     async takeWaiting(campaignId, now, staleBefore, limit) {
       const waiting = (eb: ExpressionBuilder<Database, 'notify_sends'>) =>
         eb.and([
