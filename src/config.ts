@@ -19,6 +19,16 @@ const list = z.preprocess(
   (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
   z.array(z.string()),
 );
+/** minutes as a list: `[1, 5, 15]` or the text `"1,5,15"`; fractions allowed (tests, a local relay) */
+const backoff = z.preprocess(
+  (v) => (typeof v === 'string' ? v.split(',').map((s) => (s.trim() === '' ? Number.NaN : Number(s))) : v),
+  z
+    .array(z.number({ invalid_type_error: 'must be minutes separated by commas (e.g. 1,5,15)' }).finite('must be minutes separated by commas (e.g. 1,5,15)').positive('must be more than 0 minutes each'), {
+      invalid_type_error: 'must be minutes separated by commas (e.g. 1,5,15)',
+    })
+    .min(1, 'must name at least one delay')
+    .max(100, 'must name at most 100 delays (the last one repeats)'),
+);
 const url = (what: string) =>
   z.string().refine((v) => v === '' || /^https?:\/\/[^\s/]+/i.test(v), `must be an http(s) URL for ${what}`).transform((v) => v.replace(/\/+$/, ''));
 
@@ -75,6 +85,8 @@ export const configSchema = z
     batchSize: int(1).default(200),
     retryDelayMinutes: int(0).default(5),
     maxRetries: int(1).default(3),
+    /** minutes a deferred campaign send waits before its 2nd, 3rd, ... attempt; the last one repeats */
+    retryBackoffMinutes: backoff.default([1, 5, 15, 60, 240]),
     staleLockMinutes: int(1).default(30),
     throttleMs: int(0).default(0),
     markdownPath: z.string().default(''),

@@ -6,8 +6,8 @@ import { autoPauseIfBouncing } from './auto-pause.ts';
 import { watchRun } from './campaign-control.ts';
 import { dryRun, specOf, startRun } from './campaign-start.ts';
 import { minutes } from './clock.ts';
-import { chunkSize, createDeliveryRun, type Delivered, type DeliveryJob } from './delivery.ts';
-import { addDelta, type CounterDeltas } from './storage/counters.ts';
+import { campaignLedger, reclaimStale, release } from './campaign-ledger.ts';
+import { chunkSize, createDeliveryRun, type DeliveryJob } from './delivery.ts';
 import { type Campaign, type CampaignRunResult, isSuppressedStatus, type RecipientContact, type SendRecord } from './types.ts';
 
 export interface RunProgress {
@@ -29,12 +29,16 @@ export interface RunOptions {
 }
 
 /**
- * One run of notify:send-campaign. Rows are claimed (one INSERT per chunk, unique campaign+contact)
- * BEFORE the mailer is called, so reruns, overlapping runs and several workers after a resume never
- * send twice; each outcome and its counter are written as they happen (grouped over up to 20 ms).
- * Rows a crashed run left `sending` past staleLockMinutes become failed/interrupted (at most once:
- * the provider may have taken them). Suppressed audience members get a `suppressed` row and do not
- * use up the batch.
+ * One run of notify:send-campaign. Rows are claimed `queued` (one INSERT per chunk, unique
+ * campaign+contact) BEFORE the mailer is called, so reruns, overlapping runs and several workers
+ * after a resume never send twice. Each becomes `sending` (committed, in groups) just before a pool
+ * slot hands it to the mailer, and its outcome is written as it comes: a crash leaves in doubt only
+ * the sends in flight. Rows a crashed run left `sending` past staleLockMinutes become
+ * failed/interrupted (at most once: the provider may have taken them); rows it left `queued` were
+ * never handed over and are sent by a later run. A transient failure is `deferred` and retried by
+ * the runs after its next_attempt_at, until maxRetries. Suppressed audience members get a
+ * `suppressed` row and do not use up the batch. The campaign is `sent` once every member has a
+ * final row (none deferred or queued).
  *
  * Only a `sending` campaign sends; a draft or a due scheduled one starts here. A paused, cancelled
  * or not-yet-due campaign sends nothing and the result's `note` says why. The run stops between two
@@ -43,14 +47,14 @@ export interface RunOptions {
 export async function runCampaign(ctx: Context, campaignId: number, opts: RunOptions = {}): Promise<CampaignRunResult> {
   const found = await ctx.store.campaigns.getById(campaignId);
   if (!found) throw new NotifyError('NOT_FOUND', `Campaign ${campaignId} not found`, { campaignId });
-  const result: CampaignRunResult = { campaignId, sent: 0, failed: 0, suppressed: 0, interrupted: 0, remaining: 0, done: found.status === 'sent', status: found.status };
+  const result: CampaignRunResult = { campaignId, sent: 0, failed: 0, suppressed: 0, interrupted: 0, remaining: 0, deferred: 0, waiting: 0, done: found.status === 'sent', status: found.status };
   // A campaign can be marked sent while a crashed run's rows are still `sending`: they are settled
   // (failed/interrupted) by the first run after staleLockMinutes, sent campaign or not.
   result.interrupted = await reclaimStale(ctx, campaignId);
   if (result.done) return result;
   if (ctx.config.testMode) return dryRun(ctx, found, result);
   const campaign = await startRun(ctx, found, result);
-  if (!campaign) return result;
+  if (!campaign) return withWaiting(ctx, result);
   const message = await ctx.dispatcher.prepare(`c${campaignId}`, specOf(campaign, ctx.config));
 
   const { batchSize } = ctx.config;
@@ -62,16 +66,33 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   const report = () => opts.onProgress?.({ campaignId, expected, budget, sent: result.sent, failed: result.failed, suppressed: result.suppressed });
   report();
   const control = watchRun(ctx, campaignId);
+  const ledger = campaignLedger(ctx, campaignId);
   try {
-    // Outcomes are written behind the sending, as they come; the next chunk's audience is read
-    // while this one is sent. The claim itself is never deferred.
-    const delivery = createDeliveryRun<DeliveryJob>(ctx, { record: (group) => record(ctx, campaignId, group), stop: () => control.stopped });
+    // Each send is marked `sending` as a pool slot takes it and its outcome written as it comes
+    // (campaign-ledger.ts); the next chunk's audience is read while this one is sent.
+    const delivery = createDeliveryRun<DeliveryJob>(ctx, { record: ledger.record, start: ledger.start, stop: () => control.stopped || ledger.lostHold });
+    const send = async (rows: SendRecord[], contacts: Map<number, RecipientContact>) => {
+      budget -= rows.length;
+      const outcomes = await delivery.send(rows.map((row) => ({ message, send: row, contact: contacts.get(row.contact_id!) })));
+      const unstarted = rows.filter((_, i) => outcomes[i] === undefined).map((r) => r.id);
+      if (unstarted.length > 0) await release(ctx, campaignId, unstarted);
+      for (const o of outcomes) if (o) result[ledger.settled(o).status]++;
+      report();
+    };
+    // first the sends waiting for another try: deferred ones now due, and those a dead run claimed
+    while (budget > 0 && !control.stopped && !ledger.lostHold) {
+      const now = ctx.clock.now();
+      const rows = await ctx.store.sends.takeWaiting(campaignId, now, now - minutes(ctx.config.staleLockMinutes), Math.min(chunk, budget));
+      if (rows.length === 0) break;
+      await send(rows, await ctx.store.contacts.recipients(rows.flatMap((r) => (r.contact_id === null ? [] : [r.contact_id]))));
+      delivery.check();
+    }
     const nextMembers = (size: number) => (budget > 0 && scanned < batchSize * 20 ? ctx.store.campaigns.unsent(campaign, cursor, size) : Promise.resolve([]));
     let pending = nextMembers(Math.min(chunk, budget));
     for (;;) {
       const members = await pending;
       delivery.check();
-      if (members.length === 0 || (await control.refresh()) || (await autoPauseIfBouncing(ctx, campaignId))) break;
+      if (members.length === 0 || control.stopped || ledger.lostHold || (await control.refresh()) || (await autoPauseIfBouncing(ctx, campaignId))) break;
       cursor = members[members.length - 1].id;
       scanned += members.length;
       const mine = await claim(ctx, campaign, members);
@@ -79,28 +100,31 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
         await control.refresh();
         break;
       }
-      const toSend = mine.filter((r) => r.status === 'sending');
+      const toSend = mine.filter((r) => r.status === 'queued');
       result.suppressed += mine.length - toSend.length;
-      budget -= toSend.length;
-      pending = nextMembers(Math.min(chunk, budget));
-      const byId = new Map(members.map((m) => [m.id, m]));
-      const outcomes = await delivery.send(toSend.map((row) => ({ message, send: row, contact: byId.get(row.contact_id!) })));
-      const unstarted = toSend.filter((_, i) => outcomes[i] === undefined).map((r) => r.id);
-      if (unstarted.length > 0) await release(ctx, campaignId, unstarted);
-      for (const o of outcomes) if (o) result[o.status === 'sent' ? 'sent' : o.status === 'suppressed' ? 'suppressed' : 'failed']++;
-      report();
-      if (control.stopped) break;
+      pending = nextMembers(Math.min(chunk, budget - toSend.length));
+      await send(toSend, new Map(members.map((m) => [m.id, m])));
+      if (control.stopped || ledger.lostHold) break;
     }
     await delivery.drain();
   } finally {
     control.close();
   }
   result.remaining = await ctx.store.campaigns.countUnsent(campaign);
-  if (control.stopped) return stoppedDuringRun(ctx, campaignId, result);
-  if (result.remaining === 0 && (await ctx.store.campaigns.transition(campaignId, ['sending'], 'sent', {}, ctx.clock.now()))) {
+  await withWaiting(ctx, result);
+  if (control.stopped || ledger.lostHold) return stoppedDuringRun(ctx, campaignId, result);
+  if (result.remaining === 0 && result.waiting === 0 && (await ctx.store.campaigns.transition(campaignId, ['sending'], 'sent', {}, ctx.clock.now()))) {
     result.done = true;
     result.status = 'sent';
   }
+  return result;
+}
+
+/** the campaign's sends not final yet (deferred, or claimed by a run still going) and their next try */
+async function withWaiting(ctx: Context, result: CampaignRunResult): Promise<CampaignRunResult> {
+  const w = await ctx.store.sends.waiting(result.campaignId);
+  result.waiting = w.count;
+  if (w.nextAttemptAt !== undefined) result.nextAttemptAt = new Date(w.nextAttemptAt);
   return result;
 }
 
@@ -109,27 +133,6 @@ async function stoppedDuringRun(ctx: Context, id: number, result: CampaignRunRes
   result.status = c?.status ?? result.status;
   result.note = `campaign ${id} was ${result.status} during this run${c?.status_reason ? ` (${c.status_reason})` : ''}; it stopped after the sends in flight`;
   return result;
-}
-
-async function reclaimStale(ctx: Context, campaignId: number): Promise<number> {
-  const now = ctx.clock.now();
-  const stale = await ctx.store.transaction(async (tx) => {
-    const rows = await tx.sends.failStale(now - minutes(ctx.config.staleLockMinutes), now, campaignId);
-    if (rows.length > 0) await tx.counters.add(new Map([[campaignId, { failed: rows.length }]]));
-    return rows;
-  });
-  if (stale.length > 0) {
-    ctx.log.warn({ campaignId, sends: stale.map((s) => s.id) }, `${stale.length} sends left 'sending' by an interrupted run marked failed (not resent)`);
-  }
-  return stale.length;
-}
-
-/** Rows claimed but never handed to the mailer (the run stopped): deleted, their count taken back. */
-async function release(ctx: Context, campaignId: number, sendIds: number[]): Promise<void> {
-  await ctx.store.transaction(async (tx) => {
-    const released = await tx.campaigns.releaseClaims(campaignId, sendIds);
-    if (released > 0) await tx.counters.add(new Map([[campaignId, { total: -released }]]));
-  });
 }
 
 /** Creates this chunk's rows; only the ones this call inserted are ours to send. None once the campaign is paused or cancelled. */
@@ -141,7 +144,7 @@ async function claim(ctx: Context, campaign: Campaign, members: RecipientContact
     contact_id: m.id,
     to_email: m.email,
     subject: campaign.subject,
-    status: isSuppressedStatus(m.status) ? ('suppressed' as const) : ('sending' as const),
+    status: isSuppressedStatus(m.status) ? ('suppressed' as const) : ('queued' as const),
   }));
   // The rows and the counters that count them commit together: a crash leaves both or neither.
   // The counter upsert comes last, so its row lock is held only for the commit.
@@ -153,17 +156,6 @@ async function claim(ctx: Context, campaign: Campaign, members: RecipientContact
       await tx.counters.add(new Map([[campaign.id, { total: mine.length, suppressed }]]));
     }
     return mine;
-  });
-}
-
-async function record(ctx: Context, campaignId: number, group: Delivered<DeliveryJob>[]): Promise<void> {
-  const outcomes = group.map((d) => d.outcome);
-  const deltas = new Map<number, CounterDeltas>();
-  for (const o of outcomes) addDelta(deltas, campaignId, { [o.status]: 1 });
-  // outcomes and their counters in one transaction, as the claim: stats never drift after a crash
-  await ctx.store.transaction(async (tx) => {
-    await tx.sends.finish(outcomes, ctx.clock.now());
-    await tx.counters.add(deltas);
   });
 }
 

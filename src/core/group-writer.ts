@@ -1,35 +1,72 @@
 /**
  * Writes items as they arrive, in groups: a group is written `windowMs` after its first item (at
- * once when it reaches `maxGroup`), and items that arrive during a write wait for the next window.
- * One write at a time, in order. A crash loses only what arrived in the last window;
- * a fast sender costs at most one write per window, not one per item.
+ * once when it reaches `maxGroup`, or when a caller must wait for it: `flush`), and items that
+ * arrive during a write wait for the next one. One write at a time, in order. A crash loses only
+ * what arrived in the last window; a fast sender costs at most one write per window, not one per
+ * item, and callers that flush together share one write (group commit).
  */
 export interface GroupWriter<T> {
   add(item: T): void;
   /** throws the first failed write (callers stop when their database does); later items are dropped */
   check(): void;
+  /** writes what is waiting without waiting for the window; resolves once that write is done, throws if it failed */
+  flush(): Promise<void>;
   /** writes what is waiting and resolves once every write is done; throws the first failed write */
   drain(): Promise<void>;
 }
 
+interface Pending {
+  done: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+function pending(): Pending {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // a write nobody waits for reports its failure through check()
+  done.catch(() => {});
+  return { done, resolve, reject };
+}
+
 export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windowMs: number, maxGroup = 500): GroupWriter<T> {
   let buffer: T[] = [];
+  /** the write that will take what is in the buffer now */
+  let next = pending();
+  let urgent = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  /** an urgent write waits only for the callbacks of this turn of the event loop, which join it */
+  let immediate: ReturnType<typeof setImmediate> | undefined;
   let running: Promise<void> | undefined;
   let failure: { error: unknown } | undefined;
   const schedule = () => {
-    if (!timer && !running && buffer.length > 0) timer = setTimeout(flush, buffer.length >= maxGroup ? 0 : windowMs);
+    if (running || buffer.length === 0) return;
+    if (urgent || buffer.length >= maxGroup) immediate ??= setImmediate(flush);
+    else timer ??= setTimeout(flush, windowMs);
   };
   function flush() {
     clearTimeout(timer);
+    clearImmediate(immediate);
     timer = undefined;
+    immediate = undefined;
     if (running || buffer.length === 0) return;
     const group = buffer;
+    const settled = next;
     buffer = [];
+    next = pending();
+    urgent = false;
     running = write(group)
-      .catch((error) => {
-        failure ??= { error };
-      })
+      .then(
+        () => settled.resolve(),
+        (error) => {
+          failure ??= { error };
+          settled.reject(error);
+        },
+      )
       .finally(() => {
         running = undefined;
         schedule();
@@ -42,10 +79,16 @@ export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windo
     add(item) {
       if (failure) return;
       buffer.push(item);
-      if (buffer.length >= maxGroup && timer) flush();
-      else schedule();
+      schedule();
     },
     check,
+    flush() {
+      if (failure) return Promise.reject(failure.error);
+      if (buffer.length === 0) return running ?? Promise.resolve();
+      urgent = true;
+      schedule();
+      return next.done;
+    },
     async drain() {
       for (;;) {
         if (running) await running;
@@ -53,7 +96,8 @@ export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windo
         else break;
       }
       clearTimeout(timer);
-      timer = undefined;
+      clearImmediate(immediate);
+      timer = immediate = undefined;
       check();
     },
   };

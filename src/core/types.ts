@@ -45,7 +45,7 @@ export interface ContactInput {
   status?: ContactStatus;
 }
 
-export const SEND_STATUSES = ['queued', 'sending', 'sent', 'failed', 'suppressed'] as const;
+export const SEND_STATUSES = ['queued', 'sending', 'deferred', 'sent', 'failed', 'suppressed'] as const;
 export type SendStatus = (typeof SEND_STATUSES)[number];
 
 export interface SendRecord {
@@ -65,6 +65,10 @@ export interface SendRecord {
   clicked_at: Date | null;
   /** notify.send(): the recipients left out because their contact is suppressed; empty when none */
   suppressed_recipients: SuppressedRecipient[];
+  /** times the message was handed to the mailer */
+  attempts: number;
+  /** `deferred`: when it is tried again */
+  next_attempt_at: Date | null;
 }
 
 /** A recipient of a one-off message that was not sent to: which field it was in, its contact and why. */
@@ -136,6 +140,12 @@ export interface CampaignRunResult {
   interrupted: number;
   /** audience members still without a send row after this run */
   remaining: number;
+  /** sends of this run that failed for a reason that may pass (SMTP 4xx, a lost connection, throttling): retried later */
+  deferred: number;
+  /** sends of the campaign not yet final after this run (deferred, or claimed by a run that has not finished); the campaign is not sent while any remain */
+  waiting: number;
+  /** the earliest time a deferred send of the campaign is tried again */
+  nextAttemptAt?: Date;
   /** true when this run found nothing left and marked the campaign sent */
   done: boolean;
   /** the campaign's status after the run */

@@ -82,7 +82,7 @@ export interface SendsTable {
   step_index: number | null;
   to_email: string;
   subject: string;
-  /** queued | sending | sent | failed | suppressed */
+  /** queued | sending | deferred | sent | failed | suppressed */
   status: string;
   error: string | null;
   message_id: string | null;
@@ -96,6 +96,10 @@ export interface SendsTable {
   human_clicked_at: number | null;
   /** notify.send(): JSON list of the suppressed recipients left out (migration 008); null when none */
   suppressed_recipients: string | unknown[] | null;
+  /** times handed to the mailer (migration 010) */
+  attempts: Generated<number>;
+  /** a `deferred` send's next try (migration 010) */
+  next_attempt_at: number | null;
 }
 
 export interface EventsTable {

@@ -20,6 +20,13 @@ export interface SmtpSink {
   waitFor(n: number, timeoutMs?: number): Promise<void>;
   /** rejects the next `count` messages after DATA, with `reply` (default `550 rejected by test sink`) */
   failNext(count: number, reply?: string): void;
+  /**
+   * answers RCPT TO for `address` with `reply` (default a 421, after which the server closes the
+   * connection as RFC 5321 says) the next `count` times (Infinity: always); then accepts it
+   */
+  failFor(address: string, count: number, reply?: string): void;
+  /** RCPT TO attempts per address, refused ones included */
+  attempts: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -29,11 +36,21 @@ export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<Smt
   let failures = 0;
   let failReply = '';
   const waiters: { n: number; resolve: () => void }[] = [];
+  const refusals = new Map<string, { left: number; reply: string }>();
+  const attempts = new Map<string, number>();
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
     size: 30 * 1024 * 1024,
+    onRcptTo(address, _session, callback) {
+      const to = address.address.toLowerCase();
+      attempts.set(to, (attempts.get(to) ?? 0) + 1);
+      const refusal = refusals.get(to);
+      if (!refusal || refusal.left <= 0) return callback();
+      refusal.left--;
+      callback(smtpError(refusal.reply));
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
@@ -41,11 +58,7 @@ export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<Smt
         const at = performance.now();
         if (failures > 0) {
           failures--;
-          // smtp-server writes `<responseCode> <message>`
-          const [code, ...words] = failReply.split(' ');
-          const err = new Error(words.join(' ')) as Error & { responseCode: number };
-          err.responseCode = Number(code);
-          return callback(err);
+          return callback(smtpError(failReply));
         }
         const raw = Buffer.concat(chunks);
         const parsed = opts.parse === false ? ({} as ParsedMail) : await simpleParser(raw);
@@ -89,6 +102,16 @@ export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<Smt
       failures = count;
       failReply = reply;
     },
+    failFor(address, count, reply = '421 4.7.0 Try again later, closing connection') {
+      refusals.set(address.toLowerCase(), { left: count, reply });
+    },
+    attempts,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** an error smtp-server answers with: it writes `<responseCode> <message>` */
+function smtpError(reply: string): Error {
+  const [code, ...words] = reply.split(' ');
+  return Object.assign(new Error(words.join(' ')), { responseCode: Number(code) });
 }

@@ -26,15 +26,17 @@ export function registerSendCampaign(program: Command): void {
         const id = Number(campaignId);
         for (let run = 1; ; run++) {
           const result = await runWithProgress((onProgress) => notify.campaigns.send(id, { onProgress }), process.stdout.isTTY === true);
-          const acted = result.sent + result.failed + result.suppressed + result.interrupted > 0;
+          const acted = result.sent + result.failed + result.suppressed + result.deferred + result.interrupted > 0;
           if (acted || !result.note) console.log(summary(result, opts.all ? run : undefined));
           if (result.note) {
             // why it sent nothing (more): paused, cancelled, scheduled for later, a dry run
             console.log(result.note);
             break;
           }
-          if (result.sent === 0 && result.failed > 0) throw new NotifyError('MAILER_FAILED', `every send of campaign ${id} in this run failed; see the send records' error`);
-          if (!opts.all || result.done || result.sent + result.failed + result.suppressed === 0) break;
+          if (result.sent === 0 && result.failed + result.deferred > 0) {
+            throw new NotifyError('MAILER_FAILED', `every send of campaign ${id} in this run failed${result.deferred ? ' or was deferred' : ''}; see the send records' error`);
+          }
+          if (!opts.all || result.done || result.sent + result.failed + result.suppressed + result.deferred === 0) break;
         }
       });
     });
@@ -71,7 +73,9 @@ async function runWithProgress(run: (onProgress: (p: RunProgress) => void) => Pr
 
 export function summary(r: CampaignRunResult, run?: number): string {
   const head = `campaign ${r.campaignId}${run ? ` run ${run}` : ''}: sent ${r.sent}, failed ${r.failed}, suppressed ${r.suppressed}`;
+  const deferred = r.deferred ? `, deferred ${r.deferred} (a temporary failure: tried again later)` : '';
   const interrupted = r.interrupted ? `, ${r.interrupted} interrupted by an earlier crash (marked failed, not resent)` : '';
+  const waiting = r.waiting ? `, ${r.waiting} waiting for a retry${r.nextAttemptAt ? ` (next at ${r.nextAttemptAt.toISOString()})` : ''}` : '';
   const tail = r.done ? ' - campaign sent, nothing remains' : r.status !== 'sending' ? `, ${r.remaining} remaining (campaign ${r.status})` : `, ${r.remaining} remaining (run again to continue)`;
-  return head + interrupted + tail;
+  return head + deferred + interrupted + waiting + tail;
 }

@@ -78,9 +78,9 @@ export async function round(notify: Notify, signal: AbortSignal = new AbortContr
       return undefined;
     });
     if (!r) continue;
-    if (r.sent + r.failed + r.suppressed + r.interrupted > 0 || r.done) console.log(summary(r));
+    if (r.sent + r.failed + r.suppressed + r.deferred + r.interrupted > 0 || r.done) console.log(summary(r));
     else if (r.note) console.log(r.note);
-    if (!r.done && r.sent + r.failed + r.suppressed > 0 && r.status === 'sending') more = true;
+    if (!r.done && r.sent + r.failed + r.suppressed + r.deferred > 0 && r.status === 'sending') more = true;
   }
   if (notify.bounces && !signal.aborted) await pollBounces(notify.bounces);
   return more;

@@ -58,11 +58,19 @@ export interface CampaignsRepo {
    * is claimed) or after it (and waits for the claimed rows).
    */
   holdSending(id: number): Promise<boolean>;
-  /** the campaign's send rows still `sending` that were touched at or after `since` (a live run holds them) */
+  /**
+   * Compare-and-set, just before the mailer gets them: while the campaign is `sending` (its row
+   * held until the transaction ends, as holdSending), those of `sendIds` still `queued` become
+   * `sending` (attempts + 1). Returns the rows this call moved with their attempt count; a row
+   * another run moved first, or that is gone, is not among them and must not be sent. One statement.
+   */
+  startSends(id: number, sendIds: number[], now: number): Promise<{ id: number; attempts: number }[]>;
+  /** the campaign's send rows `sending` (handed to the mailer) that were touched at or after `since` (a live run holds them) */
   countSending(id: number, since: number): Promise<number>;
   /**
-   * Deletes those of `sendIds` still `sending`: rows a run claimed and stopped before handing to
-   * the mailer (paused, cancelled). Their contacts are unsent again. Returns how many it deleted.
+   * Gives back those of `sendIds` still `queued`: rows a run claimed and stopped before handing to
+   * the mailer (paused, cancelled). A first attempt is deleted (its contact is unsent again); a retry
+   * is `deferred` again. Returns how many it deleted.
    */
   releaseClaims(id: number, sendIds: number[]): Promise<number>;
 }

@@ -17,7 +17,7 @@ export interface NewSend {
 /** The outcome of one delivery attempt, written back in groups. */
 export interface SendOutcome {
   id: number;
-  status: 'sent' | 'failed' | 'suppressed';
+  status: 'sent' | 'failed' | 'suppressed' | 'deferred';
   error?: string | null;
   message_id?: string | null;
   /**
@@ -25,6 +25,8 @@ export interface SendOutcome {
    * throttling); false for one that will not (SMTP 5xx, a refused message, a render error)
    */
   transient?: boolean;
+  /** deferred only: when to try again (epoch ms) */
+  next_attempt_at?: number;
 }
 
 /** A drip step's send row with what a later run needs to decide about it. */
@@ -57,7 +59,16 @@ export interface SendsRepo {
   interrupt(id: number, olderThan: number, now: number): Promise<boolean>;
   /** writes outcomes for rows still `sending` (a row reclaimed as interrupted keeps that); returns rows changed */
   finish(outcomes: SendOutcome[], now: number): Promise<number>;
-  /** rows left `queued`/`sending` since before `olderThan` become failed with reason `interrupted` */
+  /**
+   * A campaign's sends waiting for a run: `deferred` ones whose next attempt is due, and `queued`
+   * ones not touched since `staleBefore` (claimed by a run that died before handing them to the
+   * mailer: safe to send). Up to `limit`, made `queued` by this run (compare-and-set: of two runs,
+   * one gets each row).
+   */
+  takeWaiting(campaignId: number, now: number, staleBefore: number, limit: number): Promise<SendRecord[]>;
+  /** how many of a campaign's sends are `deferred` or `queued`, and the earliest next attempt */
+  waiting(campaignId: number): Promise<{ count: number; nextAttemptAt?: number }>;
+  /** rows left `sending` since before `olderThan` become failed with reason `interrupted` (the mailer may have taken them) */
   failStale(olderThan: number, now: number, campaignId?: number): Promise<{ id: number; campaign_id: number | null }[]>;
   getById(id: number): Promise<SendRecord | undefined>;
   getByToken(token: string): Promise<SendRecord | undefined>;

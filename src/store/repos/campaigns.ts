@@ -162,6 +162,22 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect)
         .executeTakeFirst();
       return Number(res.numUpdatedRows) === 1;
     },
+    async startSends(id, sendIds, now) {
+      const out: { id: number; attempts: number }[] = [];
+      const sending = dialect.lockForUpdate(db.selectFrom('notify_campaigns').select('id').where('id', '=', id).where('status', '=', 'sending'));
+      for (let i = 0; i < sendIds.length; i += 500) {
+        const rows = await db
+          .updateTable('notify_sends')
+          .set((eb) => ({ status: 'sending', attempts: eb('attempts', '+', 1), updated_at: now }))
+          .where('id', 'in', sendIds.slice(i, i + 500))
+          .where('status', '=', 'queued')
+          .where((eb) => eb.exists(sending))
+          .returning(['id', 'attempts'])
+          .execute();
+        for (const r of rows) out.push({ id: Number(r.id), attempts: Number(r.attempts) });
+      }
+      return out;
+    },
     async countSending(id, since) {
       const row = await db
         .selectFrom('notify_sends')
@@ -175,13 +191,11 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect)
     async releaseClaims(id, sendIds) {
       let released = 0;
       for (let i = 0; i < sendIds.length; i += 500) {
-        const res = await db
-          .deleteFrom('notify_sends')
-          .where('campaign_id', '=', id)
-          .where('id', 'in', sendIds.slice(i, i + 500))
-          .where('status', '=', 'sending')
-          .executeTakeFirst();
+        const ids = sendIds.slice(i, i + 500);
+        const res = await db.deleteFrom('notify_sends').where('campaign_id', '=', id).where('id', 'in', ids).where('status', '=', 'queued').where('attempts', '=', 0).executeTakeFirst();
         released += Number(res.numDeletedRows);
+        // a retry keeps its row and its attempts: it waits as deferred, due at once
+        await db.updateTable('notify_sends').set({ status: 'deferred' }).where('campaign_id', '=', id).where('id', 'in', ids).where('status', '=', 'queued').execute();
       }
       return released;
     },

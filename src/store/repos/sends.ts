@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
 import { type NewSend, type SendOutcome, type SendsRepo, type StepSend, stepKey } from '../../core/storage/sends.ts';
 import type { SendRecord, SendStatus, SuppressedRecipient } from '../../core/types.ts';
 import { toDate } from '../rows.ts';
@@ -23,6 +23,8 @@ export function toSendRecord(row: Row): SendRecord {
     opened_at: toDate(row.opened_at),
     clicked_at: toDate(row.clicked_at),
     suppressed_recipients: listOf(row.suppressed_recipients) as SuppressedRecipient[],
+    attempts: Number(row.attempts ?? 0),
+    next_attempt_at: toDate(row.next_attempt_at),
   };
 }
 
@@ -113,18 +115,50 @@ export function createSendsRepo(db: Kysely<Database>): SendsRepo {
       return Number(res.numUpdatedRows) === 1;
     },
     async finish(outcomes, now) {
-      let changed = 0;
-      for (const status of ['sent', 'failed', 'suppressed'] as const) {
-        const group = outcomes.filter((o) => o.status === status);
-        for (let i = 0; i < group.length; i += 500) changed += await finishGroup(db, status, group.slice(i, i + 500), now);
+      // one UPDATE per status (and, for deferred ones, per retry time): few distinct values per group
+      const groups = new Map<string, SendOutcome[]>();
+      for (const o of outcomes) {
+        const key = `${o.status}:${o.status === 'deferred' ? o.next_attempt_at : ''}`;
+        groups.set(key, [...(groups.get(key) ?? []), o]);
       }
+      let changed = 0;
+      for (const group of groups.values()) for (let i = 0; i < group.length; i += 500) changed += await finishGroup(db, group.slice(i, i + 500), now);
       return changed;
+    },
+    async takeWaiting(campaignId, now, staleBefore, limit) {
+      const waiting = (eb: ExpressionBuilder<Database, 'notify_sends'>) =>
+        eb.and([
+          eb('campaign_id', '=', campaignId),
+          eb.or([
+            eb.and([eb('status', '=', 'deferred'), eb('next_attempt_at', '<=', now)]),
+            eb.and([eb('status', '=', 'queued'), eb('updated_at', '<', staleBefore)]),
+          ]),
+        ]);
+      // the condition again outside the subquery: a row another run took meanwhile no longer meets it
+      const rows = await db
+        .updateTable('notify_sends')
+        .set({ status: 'queued', updated_at: now })
+        .where('id', 'in', db.selectFrom('notify_sends').select('id').where(waiting).orderBy('id').limit(limit))
+        .where(waiting)
+        .returningAll()
+        .execute();
+      return rows.map(toSendRecord).sort((a, b) => a.id - b.id);
+    },
+    async waiting(campaignId) {
+      const row = await db
+        .selectFrom('notify_sends')
+        .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('next_attempt_at').as('next')])
+        .where('campaign_id', '=', campaignId)
+        .where('status', 'in', ['deferred', 'queued'])
+        .executeTakeFirst();
+      const next = row?.next;
+      return { count: Number(row?.n ?? 0), ...(next === null || next === undefined ? {} : { nextAttemptAt: Number(next) }) };
     },
     async failStale(olderThan, now, campaignId) {
       let q = db
         .updateTable('notify_sends')
         .set({ status: 'failed', error: 'interrupted', updated_at: now })
-        .where('status', 'in', ['queued', 'sending'])
+        .where('status', '=', 'sending')
         .where('updated_at', '<', olderThan);
       if (campaignId !== undefined) q = q.where('campaign_id', '=', campaignId);
       const rows = await q.returning(['id', 'campaign_id']).execute();
@@ -136,9 +170,10 @@ export function createSendsRepo(db: Kysely<Database>): SendsRepo {
   };
 }
 
-/** One UPDATE for a group of outcomes with the same status; per-row values through CASE. */
-async function finishGroup(db: Kysely<Database>, status: SendOutcome['status'], group: SendOutcome[], now: number): Promise<number> {
+/** One UPDATE for a group of outcomes with the same status (and retry time); per-row values through CASE. */
+async function finishGroup(db: Kysely<Database>, group: SendOutcome[], now: number): Promise<number> {
   if (group.length === 0) return 0;
+  const { status, next_attempt_at } = group[0];
   const ids = group.map((o) => o.id);
   const caseOf = (pick: (o: SendOutcome) => string | null | undefined) => {
     const whens = group.filter((o) => pick(o) != null).map((o) => sql`when ${o.id} then cast(${pick(o)} as text)`);
@@ -151,6 +186,7 @@ async function finishGroup(db: Kysely<Database>, status: SendOutcome['status'], 
       error: caseOf((o) => o.error) as never,
       message_id: caseOf((o) => o.message_id) as never,
       sent_at: status === 'sent' ? now : null,
+      next_attempt_at: status === 'deferred' ? (next_attempt_at ?? now) : null,
       updated_at: now,
     })
     .where('id', 'in', ids)

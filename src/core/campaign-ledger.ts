@@ -1,0 +1,89 @@
+import type { Context } from '../context.ts';
+import { minutes } from './clock.ts';
+import { settleOutcome } from './deferral.ts';
+import type { Delivered, DeliveryJob } from './delivery.ts';
+import { addDelta, type CounterDeltas } from './storage/counters.ts';
+import type { StoreTx } from './storage/index.ts';
+import type { SendOutcome } from './storage/sends.ts';
+
+/**
+ * What a campaign run writes about its sends, each write one transaction with the counters it
+ * moves (stats never drift after a crash):
+ * - `start`: the sends a group of pool slots is about to hand to the mailer become `sending`
+ *   (compare-and-set from `queued`; with the campaign row held, so a pause either comes first and
+ *   nothing starts, or waits for them), together with the outcomes that came in meanwhile. A crash
+ *   leaves in doubt only the `sending` rows: at most one per slot.
+ * - `record`: outcomes alone (the last of each slot), grouped over a few milliseconds.
+ * A transient failure becomes `deferred` until its last allowed attempt (deferral.ts).
+ */
+export interface CampaignLedger {
+  start(starting: DeliveryJob[], done: Delivered<DeliveryJob>[]): Promise<DeliveryJob[]>;
+  record(done: Delivered<DeliveryJob>[]): Promise<void>;
+  /** the outcome as it is (or will be) recorded: a transient failure with attempts left is `deferred` */
+  settled(outcome: SendOutcome): SendOutcome;
+  /** true once a `start` found the campaign no longer `sending` (paused, cancelled elsewhere) */
+  readonly lostHold: boolean;
+}
+
+export function campaignLedger(ctx: Pick<Context, 'store' | 'clock' | 'config'>, campaignId: number): CampaignLedger {
+  /** attempt number of each send this run started, by send id */
+  const attempts = new Map<number, number>();
+  let lostHold = false;
+  const settled = (o: SendOutcome, now = ctx.clock.now()) => settleOutcome(o, attempts.get(o.id) ?? 1, ctx.config, now);
+
+  const writeOutcomes = async (tx: StoreTx, done: Delivered<DeliveryJob>[], now: number) => {
+    if (done.length === 0) return;
+    const outcomes = done.map((d) => settled(d.outcome, now));
+    const deltas = new Map<number, CounterDeltas>();
+    // a deferred send is counted when it ends: neither sent nor failed until then
+    for (const o of outcomes) if (o.status !== 'deferred') addDelta(deltas, campaignId, { [o.status]: 1 });
+    await tx.sends.finish(outcomes, now);
+    await tx.counters.add(deltas);
+  };
+
+  return {
+    async start(starting, done) {
+      const now = ctx.clock.now();
+      const marked = await ctx.store.transaction(async (tx) => {
+        const rows = await tx.campaigns.startSends(campaignId, starting.map((j) => j.send.id), now);
+        await writeOutcomes(tx, done, now);
+        return rows;
+      });
+      // none started: another run took them, or the campaign is no longer sending (then stop)
+      if (marked.length === 0 && (await ctx.store.campaigns.statusOf(campaignId)) !== 'sending') lostHold = true;
+      for (const r of marked) attempts.set(r.id, r.attempts);
+      const ids = new Set(marked.map((r) => r.id));
+      return starting.filter((j) => ids.has(j.send.id));
+    },
+    record: (done) => ctx.store.transaction((tx) => writeOutcomes(tx, done, ctx.clock.now())),
+    settled: (o) => settled(o),
+    get lostHold() {
+      return lostHold;
+    },
+  };
+}
+
+/**
+ * Rows a crashed run left `sending` past staleLockMinutes become failed/interrupted: the mail
+ * server may have taken them, so they are never resent (at most once). Returns how many.
+ */
+export async function reclaimStale(ctx: Pick<Context, 'store' | 'clock' | 'config' | 'log'>, campaignId: number): Promise<number> {
+  const now = ctx.clock.now();
+  const stale = await ctx.store.transaction(async (tx) => {
+    const rows = await tx.sends.failStale(now - minutes(ctx.config.staleLockMinutes), now, campaignId);
+    if (rows.length > 0) await tx.counters.add(new Map([[campaignId, { failed: rows.length }]]));
+    return rows;
+  });
+  if (stale.length > 0) {
+    ctx.log.warn({ campaignId, sends: stale.map((s) => s.id) }, `${stale.length} sends left 'sending' by an interrupted run marked failed (not resent)`);
+  }
+  return stale.length;
+}
+
+/** Rows claimed but never handed to the mailer (the run stopped): given back, their count taken back. */
+export async function release(ctx: Pick<Context, 'store'>, campaignId: number, sendIds: number[]): Promise<void> {
+  await ctx.store.transaction(async (tx) => {
+    const released = await tx.campaigns.releaseClaims(campaignId, sendIds);
+    if (released > 0) await tx.counters.add(new Map([[campaignId, { total: -released }]]));
+  });
+}
