@@ -59,8 +59,14 @@ export function chunkSize(throttleMs: number, size = CHUNK): number {
   return throttleMs > 0 ? Math.max(1, Math.min(size, Math.floor(60_000 / throttleMs))) : size;
 }
 
-export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'config' | 'dispatcher'>, opts: DeliveryOptions<J>): DeliveryRun<J> {
+/** every address a message goes to: what sending-rate control counts per domain */
+function recipientsOf(job: DeliveryTarget): string[] {
+  return [...(job.to ?? (job.contact ? [job.contact.email] : [])), ...(job.cc ?? []), ...(job.bcc ?? [])];
+}
+
+export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'config' | 'dispatcher' | 'pacer'>, opts: DeliveryOptions<J>): DeliveryRun<J> {
   const { throttleMs } = ctx.config;
+  const { pacer } = ctx;
   const writer = createGroupWriter(opts.record, GROUP_MS);
   let started = false;
 
@@ -85,6 +91,11 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
           if (opts.stop?.()) return;
           started = true;
           const i = next++;
+          // a stop that came while waiting for a sending turn leaves this job unstarted (a hole)
+          if (pacer) {
+            await pacer.acquire(recipientsOf(jobs[i]));
+            if (opts.stop?.()) return;
+          }
           const outcome = await deliverOne(jobs[i]);
           outcomes[i] = outcome;
           writer.add({ job: jobs[i], outcome });
