@@ -1,4 +1,4 @@
-import type { PaceRule } from '../core/pacer.ts';
+import type { PaceRule, Turn } from '../core/pacer.ts';
 
 /**
  * Where sending turns are kept. One store per instance, named by `rateLimitStore` like the capture
@@ -8,7 +8,7 @@ import type { PaceRule } from '../core/pacer.ts';
  */
 export interface PacingStore {
   readonly kind: 'memory' | 'redis' | 'database';
-  /** 0 = the turn is taken; otherwise milliseconds until it may be, nothing taken */
-  take(rules: readonly PaceRule[], now: number): Promise<number>;
+  /** taken: the message may leave in `waitMs` (0 = now); else nothing is taken and it asks again in `waitMs` */
+  take(rules: readonly PaceRule[], now: number): Promise<Turn>;
   close(): Promise<void>;
 }

@@ -9,7 +9,7 @@ export function createMemoryPacing(): PacingStore {
     async take(rules, now) {
       const turn = takeTurn(rules, next, now);
       for (const [key, at] of turn.next ?? []) next.set(key, at);
-      return turn.waitMs;
+      return { taken: turn.taken, waitMs: turn.waitMs };
     },
     close: async () => {},
   };

@@ -38,7 +38,7 @@ export function normalizeDomain(domain: string): string {
 export function createPacer(limits: PaceLimits, store: PacingStore, opts: PacerOptions): Pacer | undefined {
   const domainRules = new Map(Object.entries(limits.domainRates).map(([d, rate]) => [normalizeDomain(d), rule(`d:${normalizeDomain(d)}`, rate)]));
   if (limits.sendRate <= 0 && domainRules.size === 0) return undefined;
-  const global = limits.sendRate > 0 ? rule('*', limits.sendRate) : undefined;
+  const global: PaceRule | undefined = limits.sendRate > 0 ? { ...rule('*', limits.sendRate), bookable: true } : undefined;
   const pause = opts.sleep ?? sleep;
   // One waiter per set of keys in this process asks the store; the others queue behind it, so a
   // fleet of workers asks the store a few times per turn rather than once per waiting message.
@@ -54,9 +54,12 @@ export function createPacer(limits: PaceLimits, store: PacingStore, opts: PacerO
   };
   const takeTurn = async (rules: PaceRule[]) => {
     for (;;) {
-      const wait = await store.take(rules, opts.clock.now());
-      if (wait <= 0) return;
-      await pause(Math.min(wait, MAX_SLEEP_MS));
+      const turn = await store.take(rules, opts.clock.now());
+      if (turn.taken) {
+        if (turn.waitMs > 0) await pause(turn.waitMs);
+        return;
+      }
+      await pause(Math.min(turn.waitMs, MAX_SLEEP_MS));
     }
   };
 

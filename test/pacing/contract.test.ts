@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { CATCH_UP_MS, type PaceRule } from '../../src/core/pacer.ts';
+import { CATCH_UP_MS, type PaceRule, type Turn } from '../../src/core/pacer.ts';
 import { limiterStores } from '../../src/http/rate-limit/registry.ts';
 import { type PacingStore, pacingStores } from '../../src/pacing/index.ts';
 import { createStore } from '../../src/store/index.ts';
@@ -82,8 +82,12 @@ const T0 = Date.UTC(2026, 10, 24, 12);
 let keySeq = 0;
 /** rules with keys of their own per test, so no test sees another's turns */
 const rules = (...intervals: number[]): PaceRule[] => intervals.map((intervalMs) => ({ key: `k${++keySeq}`, intervalMs }));
-/** waits are whole milliseconds in Redis, fractional elsewhere */
-const near = (actual: number, expected: number, what: string) => assert.ok(Math.abs(actual - expected) <= 1, `${what}: ${actual} ms, expected ${expected}`);
+const shared = (intervalMs: number): PaceRule => ({ key: `k${++keySeq}`, intervalMs, bookable: true });
+const TAKEN = { taken: true, waitMs: 0 };
+/** asserts a turn; waits are whole milliseconds in Redis, fractional elsewhere */
+function expectTurn(actual: Turn, taken: boolean, waitMs: number, what: string) {
+  assert.ok(actual.taken === taken && Math.abs(actual.waitMs - waitMs) <= 1, `${what}: ${JSON.stringify(actual)}, expected taken ${taken} in ${waitMs} ms`);
+}
 
 test('pacing stores are named exactly as the rate-limit stores: one rateLimitStore option picks both', () => {
   assert.deepEqual(pacingStores.names, limiterStores.names);
@@ -110,53 +114,62 @@ for (const c of CASES) {
     test('the first turn is free; the next waits one interval; once it has passed the turn is taken', async () => {
       const store = open();
       const r = rules(50);
-      assert.equal(await store.take(r, T0), 0);
-      near(await store.take(r, T0), 50, 'at once');
-      near(await store.take(r, T0 + 20), 30, '20 ms later');
-      assert.equal(await store.take(r, T0 + 50), 0);
-      near(await store.take(r, T0 + 50), 50, 'right after the second turn');
+      assert.deepEqual(await store.take(r, T0), TAKEN);
+      expectTurn(await store.take(r, T0), false, 50, 'at once');
+      expectTurn(await store.take(r, T0 + 20), false, 30, '20 ms later');
+      assert.deepEqual(await store.take(r, T0 + 50), TAKEN);
+      expectTurn(await store.take(r, T0 + 50), false, 50, 'right after the second turn');
     });
 
-    test('a waiting call takes nothing: asking often does not push the turn back', async () => {
+    test('a call that is not given the turn takes nothing: asking often does not push the turn back', async () => {
       const store = open();
       const r = rules(100);
-      assert.equal(await store.take(r, T0), 0);
-      for (let t = 10; t < 100; t += 10) near(await store.take(r, T0 + t), 100 - t, `at +${t}`);
-      assert.equal(await store.take(r, T0 + 100), 0);
+      assert.deepEqual(await store.take(r, T0), TAKEN);
+      for (let t = 10; t < 100; t += 10) expectTurn(await store.take(r, T0 + t), false, 100 - t, `at +${t}`);
+      assert.deepEqual(await store.take(r, T0 + 100), TAKEN);
     });
 
-    test('every key of a message must be free, and the turn is taken on all of them at once', async () => {
+    test('every key of a message must be free; a busy domain takes nothing from the shared key', async () => {
       const store = open();
-      const [global, gmail, other] = rules(50, 200, 200);
-      assert.equal(await store.take([global, gmail], T0), 0);
-      near(await store.take([global, other], T0 + 50 - 1), 1, 'the global key still busy');
-      assert.equal(await store.take([global, other], T0 + 50), 0, 'another domain at the next global turn');
-      near(await store.take([global, gmail], T0 + 100), 100, 'the domain key is busy until +200');
-      // the refused gmail message above took no global turn: a third domain gets it
-      assert.equal(await store.take([global, rules(200)[0]], T0 + 100), 0);
-      assert.equal(await store.take([global, gmail], T0 + 200), 0);
+      const global = shared(50);
+      const [gmail, other, third] = rules(200, 200, 200);
+      assert.deepEqual(await store.take([global, gmail], T0), TAKEN);
+      expectTurn(await store.take([global, gmail], T0 + 100), false, 100, 'gmail.com is busy until +200');
+      assert.deepEqual(await store.take([global, other], T0 + 50), TAKEN, 'another domain at the next shared turn');
+      assert.deepEqual(await store.take([global, third], T0 + 100), TAKEN, 'the refused gmail.com message booked nothing');
+      assert.deepEqual(await store.take([global, gmail], T0 + 200), TAKEN);
+    });
+
+    test('a message whose domain is free books the next shared turn; one without a domain rule asks again', async () => {
+      const store = open();
+      const global = shared(50);
+      const [gmail] = rules(200);
+      assert.deepEqual(await store.take([global], T0), TAKEN);
+      expectTurn(await store.take([global], T0 + 10), false, 40, 'no domain rule: not booked');
+      expectTurn(await store.take([global, gmail], T0 + 10), true, 40, 'gmail.com free: booked at +50');
+      expectTurn(await store.take([global], T0 + 50), false, 50, 'the booked turn is gone');
+      expectTurn(await store.take([global, gmail], T0 + 60), false, 190, 'gmail.com counts from its booked turn');
+      expectTurn(await store.take([global, rules(200)[0]], T0 + 60), true, 40, 'the next shared turn, at +100, booked by another domain');
     });
 
     test('a turn taken a little late keeps the schedule; one taken much later starts a new one', async () => {
       const store = open();
       const r = rules(100);
-      assert.equal(await store.take(r, T0), 0);
-      assert.equal(await store.take(r, T0 + 100 + CATCH_UP_MS - 5), 0, 'late by less than the catch-up');
-      near(await store.take(r, T0 + 100 + CATCH_UP_MS - 5), 100 - CATCH_UP_MS + 5, 'the next turn is still at +200');
-      assert.equal(await store.take(r, T0 + 1000), 0, 'after an idle time');
-      near(await store.take(r, T0 + 1000), 100, 'no burst after idling: the next turn is a whole interval away');
+      assert.deepEqual(await store.take(r, T0), TAKEN);
+      assert.deepEqual(await store.take(r, T0 + 100 + CATCH_UP_MS - 5), TAKEN, 'late by less than the catch-up');
+      expectTurn(await store.take(r, T0 + 100 + CATCH_UP_MS - 5), false, 100 - CATCH_UP_MS + 5, 'the next turn is still at +200');
+      assert.deepEqual(await store.take(r, T0 + 1000), TAKEN, 'after an idle time');
+      expectTurn(await store.take(r, T0 + 1000), false, 100, 'no burst after idling: the next turn is a whole interval away');
     });
 
-    test('fractional intervals do not drift: 1000 turns of 1000/7 ms end at 1000/7 s', async () => {
+    test('fractional intervals do not drift: 1000 turns of 1000/7 ms end at 999 x 1000/7 ms', async () => {
       const store = open();
       const r = rules(1000 / 7);
       let now = T0;
-      for (let i = 0; i < 1000; i++) {
-        const wait = await store.take(r, now);
-        if (wait > 0) {
-          now += wait;
-          i--;
-        }
+      for (let i = 0; i < 1000; ) {
+        const turn = await store.take(r, now);
+        if (turn.taken) i++;
+        else now += turn.waitMs;
       }
       assert.ok(Math.abs(now - T0 - (999 * 1000) / 7) <= 2, `last turn at +${now - T0} ms, expected ${(999 * 1000) / 7}`);
     });
@@ -165,9 +178,9 @@ for (const c of CASES) {
       if (!backend.shared) return ctx.skip('this store keeps turns per process');
       const r = rules(50);
       const stores = [open(), open(), open(), open()];
-      const waits = await Promise.all(stores.flatMap((s) => [s.take(r, T0), s.take(r, T0)]));
-      assert.equal(waits.filter((w) => w === 0).length, 1, `waits ${waits}`);
-      near(await stores[3].take(r, T0 + 10), 40, 'another instance sees the taken turn');
+      const turns = await Promise.all(stores.flatMap((s) => [s.take(r, T0), s.take(r, T0)]));
+      assert.equal(turns.filter((t) => t.taken).length, 1, JSON.stringify(turns));
+      expectTurn(await stores[3].take(r, T0 + 10), false, 40, 'another instance sees the taken turn');
     });
 
     test('close() releases every connection and timer the store opened', async () => {

@@ -11,7 +11,7 @@ export function createPacingRepo(db: Kysely<Database>, dialect: StoreDialect): P
       const nextOf = (rows: { key: string; next_us: number }[]) => new Map(rows.map((r) => [r.key, Number(r.next_us) / 1000]));
       // A plain read first: a worker that is early learns how long to wait without taking a lock.
       const seen = takeTurn(rules, nextOf(await db.selectFrom('notify_send_pacing').select(['key', 'next_us']).where('key', 'in', keys).execute()), now);
-      if (seen.waitMs > 0) return seen.waitMs;
+      if (!seen.taken) return seen;
       // Rows exist before they are locked (a missing row cannot be locked); keys in one order, so
       // two workers taking `*` and a domain together never deadlock.
       return dialect.writeTransaction(db, async (trx) => {
@@ -25,7 +25,7 @@ export function createPacingRepo(db: Kysely<Database>, dialect: StoreDialect): P
         for (const [key, nextAt] of turn.next ?? []) {
           await trx.updateTable('notify_send_pacing').set({ next_us: Math.round(nextAt * 1000) }).where('key', '=', key).execute();
         }
-        return turn.waitMs;
+        return { taken: turn.taken, waitMs: turn.waitMs };
       });
     },
   };
