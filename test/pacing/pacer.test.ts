@@ -51,7 +51,11 @@ const memory = () => pacingStores.create('memory', { store: undefined as never, 
 /** A store that counts the calls it gets. */
 function counting(store: PacingStore): PacingStore & { calls: PaceRule[][] } {
   const calls: PaceRule[][] = [];
-  return { ...store, calls, take: (rules, now) => (calls.push([...rules]), store.take(rules, now)) };
+  const take: PacingStore['take'] = (rules, now) => {
+    calls.push([...rules]);
+    return store.take(rules, now);
+  };
+  return { ...store, calls, take };
 }
 
 describe('pacer', () => {
