@@ -91,12 +91,11 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
           if (opts.stop?.()) return;
           started = true;
           const i = next++;
+          const left = pacer ? await pacer.acquire(recipientsOf(jobs[i])) : undefined;
           // a stop that came while waiting for a sending turn leaves this job unstarted (a hole)
-          if (pacer) {
-            await pacer.acquire(recipientsOf(jobs[i]));
-            if (opts.stop?.()) return;
-          }
+          if (left && opts.stop?.()) return left();
           const outcome = await deliverOne(jobs[i]);
+          left?.();
           outcomes[i] = outcome;
           writer.add({ job: jobs[i], outcome });
         }

@@ -8,7 +8,12 @@ import type { PaceRule, Turn } from '../core/pacer.ts';
  */
 export interface PacingStore {
   readonly kind: 'memory' | 'redis' | 'database';
-  /** taken: the message may leave in `waitMs` (0 = now); else nothing is taken and it asks again in `waitMs` */
-  take(rules: readonly PaceRule[], now: number): Promise<Turn>;
+  /**
+   * taken: the message may leave in `waitMs` (0 = now) and the turn counts as in flight under
+   * `turnId`; else nothing is taken and it asks again in `waitMs`
+   */
+  take(rules: readonly PaceRule[], now: number, turnId: string): Promise<Turn>;
+  /** the turn's message has left (or failed) at `at`: it counts one window more */
+  done(rules: readonly PaceRule[], turnId: string, at: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { domainToASCII } from 'node:url';
 import type { Clock } from '../core/clock.ts';
-import type { Pacer, PaceRule } from '../core/pacer.ts';
+import { type Pacer, type PaceRule, WINDOW_MS } from '../core/pacer.ts';
 import type { PacingStore } from './contract.ts';
 
 export interface PaceLimits {
@@ -12,12 +13,12 @@ export interface PaceLimits {
 }
 
 /**
- * Turns are spaced for this share of the configured rate. What a provider counts is when a message
- * arrives, and the time between taking a turn and the server's receipt varies by some milliseconds
- * (rendering, the SMTP exchange, a busy machine): the headroom keeps any one second at the
- * receiving server within the rate even so.
+ * Turns are spaced for this share of the configured rate. The hard limit is the window (no more
+ * than the rate in any second, counted until each message has left: core/pacer.ts); spacing a
+ * little below it keeps messages evenly apart instead of a burst and a pause whenever one
+ * arrives late.
  */
-export const HEADROOM = 0.94;
+export const HEADROOM = 0.96;
 
 /** How long a waiter sleeps at most before asking again (a worker that stopped frees its turn late). */
 const MAX_SLEEP_MS = 1000;
@@ -52,12 +53,14 @@ export function createPacer(limits: PaceLimits, store: PacingStore, opts: PacerO
     }
     return rules;
   };
-  const takeTurn = async (rules: PaceRule[]) => {
+  const takeTurn = async (rules: PaceRule[]): Promise<() => void> => {
+    const id = randomBytes(12).toString('base64url');
     for (;;) {
-      const turn = await store.take(rules, opts.clock.now());
+      const turn = await store.take(rules, opts.clock.now(), id);
       if (turn.taken) {
         if (turn.waitMs > 0) await pause(turn.waitMs);
-        return;
+        // a lost report keeps the turn counted until its in-flight time ends: slower, never faster
+        return () => void store.done(rules, id, opts.clock.now()).catch(() => {});
       }
       await pause(Math.min(turn.waitMs, MAX_SLEEP_MS));
     }
@@ -66,10 +69,10 @@ export function createPacer(limits: PaceLimits, store: PacingStore, opts: PacerO
   return {
     acquire(recipients) {
       const rules = rulesFor(recipients);
-      if (rules.length === 0) return Promise.resolve();
+      if (rules.length === 0) return Promise.resolve(noop);
       const group = rules.map((r) => r.key).join(' ');
       const turn = (queues.get(group) ?? Promise.resolve()).then(() => takeTurn(rules));
-      const tail = turn.catch(() => {});
+      const tail = turn.then(noop, noop);
       queues.set(group, tail);
       tail.then(() => {
         if (queues.get(group) === tail) queues.delete(group);
@@ -80,6 +83,8 @@ export function createPacer(limits: PaceLimits, store: PacingStore, opts: PacerO
   };
 }
 
+const noop = () => {};
+
 function rule(key: string, perSecond: number): PaceRule {
-  return { key, intervalMs: 1000 / (perSecond * HEADROOM) };
+  return { key, intervalMs: 1000 / (perSecond * HEADROOM), perWindow: Math.max(1, Math.floor((perSecond * WINDOW_MS) / 1000)) };
 }

@@ -199,6 +199,13 @@ export interface SendPacingTable {
   next_us: number;
 }
 
+export interface SendPacingTurnsTable {
+  key: string;
+  turn: string;
+  /** epoch ms */
+  until: number;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -221,4 +228,5 @@ export interface Database {
   notify_meta: MetaTable;
   notify_rate_limits: RateLimitsTable;
   notify_send_pacing: SendPacingTable;
+  notify_send_pacing_turns: SendPacingTurnsTable;
 }
