@@ -36,7 +36,7 @@ for (const engine of ENGINES) {
       d.writeFile('bad.env', 'notify.sendRate = fast\n');
       const r = await d.run(['--env-file', 'bad.env', 'campaigns:list']);
       assert.equal(r.code, 1);
-      assert.match(r.stderr, /Option 'sendRate' from .*bad\.env must be a number of messages per second \(got "fast"\)/);
+      assert.match(r.stderr, /Option 'sendRate' from .*bad\.env:1 must be a number of messages per second \(got "fast"\)/);
     });
 
     test('every second at the SMTP server holds at most 8 messages and at most 2 to gmail.com; everyone gets one', async () => {

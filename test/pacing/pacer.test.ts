@@ -57,7 +57,6 @@ describe('pacer', () => {
   test('sendRate 20: 200 messages from 8 concurrent senders, never more than 20 in any second, at the rate less the headroom', async () => {
     const { clock, sleep } = fakeTime();
     const pacer = createPacer({ sendRate: 20, domainRates: {} }, memory(), { clock, sleep })!;
-    const start = clock.now();
     const grants: number[] = [];
     let left = 200;
     await Promise.all(
