@@ -49,10 +49,10 @@ export const IN_FLIGHT_MS = 60_000;
 
 /**
  * How far behind its schedule a turn may be taken and still keep the schedule: a waiter that wakes
- * a few milliseconds late does not push every later turn back (which would lose throughput on a
- * busy machine). At most a quarter of the interval, so two turns are never closer than 3/4 of it.
+ * late on a busy machine does not push every later turn back (which would lose throughput). At most
+ * half the interval, so two turns are never closer than half of it; the window keeps the limit.
  */
-export const CATCH_UP_MS = 15;
+export const CATCH_UP_MS = 25;
 
 /**
  * The one decision every pacing store makes, atomically over all of `rules`.
@@ -86,7 +86,7 @@ export function takeTurn(rules: readonly PaceRule[], state: ReadonlyMap<string, 
   for (const r of rules) {
     const due = state.get(r.key)?.next ?? 0;
     // on schedule (or a little late): the next turn keeps the schedule; else a new one starts at this turn
-    updated.set(r.key, (at - due <= Math.min(CATCH_UP_MS, r.intervalMs / 4) ? due : at) + r.intervalMs);
+    updated.set(r.key, (at - due <= Math.min(CATCH_UP_MS, r.intervalMs / 2) ? due : at) + r.intervalMs);
   }
   return { taken: true, waitMs: at - now, next: updated };
 }

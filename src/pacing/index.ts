@@ -4,7 +4,7 @@ import { createPacer } from './pacer.ts';
 import { pacingStores } from './registry.ts';
 
 export type { PacingStore } from './contract.ts';
-export { createPacer, HEADROOM, normalizeDomain, type PaceLimits } from './pacer.ts';
+export { createPacer, normalizeDomain, type PaceLimits } from './pacer.ts';
 export { type PacingStoreDeps, pacingStores } from './registry.ts';
 
 /** The instance's pacer from `sendRate`, `domainRates` and `rateLimitStore`; undefined when unlimited (no store is opened). */

@@ -12,14 +12,6 @@ export interface PaceLimits {
   domainRates: Readonly<Record<string, number>>;
 }
 
-/**
- * Turns are spaced for this share of the configured rate. The hard limit is the window (no more
- * than the rate in any second, counted until each message has left: core/pacer.ts); spacing a
- * little below it keeps messages evenly apart instead of a burst and a pause whenever one
- * arrives late.
- */
-export const HEADROOM = 0.96;
-
 /** How long a waiter sleeps at most before asking again (a worker that stopped frees its turn late). */
 const MAX_SLEEP_MS = 1000;
 
@@ -86,5 +78,5 @@ export function createPacer(limits: PaceLimits, store: PacingStore, opts: PacerO
 const noop = () => {};
 
 function rule(key: string, perSecond: number): PaceRule {
-  return { key, intervalMs: 1000 / (perSecond * HEADROOM), perWindow: Math.max(1, Math.floor((perSecond * WINDOW_MS) / 1000)) };
+  return { key, intervalMs: 1000 / perSecond, perWindow: Math.max(1, Math.floor((perSecond * WINDOW_MS) / 1000)) };
 }

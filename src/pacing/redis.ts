@@ -34,7 +34,7 @@ if at > now and not (othersFree and hasOther) then return {0, math.ceil(at - now
 for i = 1, n do
   local interval = tonumber(ARGV[i * 3 + 2])
   local base = at
-  if at - dues[i] <= math.min(tonumber(ARGV[3]), interval / 4) then base = dues[i] end
+  if at - dues[i] <= math.min(tonumber(ARGV[3]), interval / 2) then base = dues[i] end
   local nextAt = base + interval
   redis.call('SET', KEYS[i * 2 - 1], string.format('%.3f', nextAt), 'PX', math.ceil(nextAt - now) + 60000)
   redis.call('ZADD', KEYS[i * 2], now + tonumber(ARGV[4]), ARGV[2])

@@ -21,27 +21,35 @@ async function readState(db: Kysely<Database>, keys: string[], now: number, lock
   return state;
 }
 
+/** turns that stopped counting are deleted once every so many takes, not on every one */
+const PURGE_EVERY = 64;
+
 export function createPacingRepo(db: Kysely<Database>, dialect: StoreDialect): PacingRepo {
+  let takes = 0;
   return {
     async take(rules, now, turnId) {
       const keys = [...new Set(rules.map((r) => r.key))].sort();
       // A plain read first: a worker that is early learns how long to wait without taking a lock.
-      const seen = takeTurn(rules, await readState(db, keys, now), now);
+      const before = await readState(db, keys, now);
+      const seen = takeTurn(rules, before, now);
       if (!seen.taken) return seen;
-      // Rows exist before they are locked (a missing row cannot be locked); keys in one order, so
-      // two workers taking `*` and a domain together never deadlock.
+      const missing = keys.filter((k) => before.get(k)!.next === 0);
       return dialect.writeTransaction(db, async (trx) => {
-        await trx
-          .insertInto('notify_send_pacing')
-          .values(keys.map((key) => ({ key, next_us: 0 })))
-          .onConflict((oc) => oc.column('key').doNothing())
-          .execute();
+        // Rows exist before they are locked (a missing row cannot be locked); keys in one order, so
+        // two workers taking `*` and a domain together never deadlock.
+        if (missing.length > 0) {
+          await trx
+            .insertInto('notify_send_pacing')
+            .values(missing.map((key) => ({ key, next_us: 0 })))
+            .onConflict((oc) => oc.column('key').doNothing())
+            .execute();
+        }
         const turn = takeTurn(rules, await readState(trx, keys, now, dialect), now);
         if (!turn.taken) return turn;
         for (const [key, nextAt] of turn.next ?? []) {
           await trx.updateTable('notify_send_pacing').set({ next_us: Math.round(nextAt * 1000) }).where('key', '=', key).execute();
         }
-        await trx.deleteFrom('notify_send_pacing_turns').where('key', 'in', keys).where('until', '<=', Math.floor(now)).execute();
+        if (++takes % PURGE_EVERY === 0) await trx.deleteFrom('notify_send_pacing_turns').where('until', '<=', Math.floor(now)).execute();
         await trx
           .insertInto('notify_send_pacing_turns')
           .values(keys.map((key) => ({ key, turn: turnId, until: Math.ceil(now + IN_FLIGHT_MS) })))
@@ -50,8 +58,9 @@ export function createPacingRepo(db: Kysely<Database>, dialect: StoreDialect): P
       });
     },
     async done(rules, turnId, at) {
+      // a turn that has stopped counting (its in-flight time ended) is not brought back
       const keys = rules.map((r) => r.key);
-      await db.updateTable('notify_send_pacing_turns').set({ until: Math.ceil(at + WINDOW_MS) }).where('key', 'in', keys).where('turn', '=', turnId).execute();
+      await db.updateTable('notify_send_pacing_turns').set({ until: Math.ceil(at + WINDOW_MS) }).where('key', 'in', keys).where('turn', '=', turnId).where('until', '>', Math.floor(at)).execute();
     },
   };
 }
