@@ -4,6 +4,7 @@ import { envName, type Layer, readConfigFile, readEnvFile, readEnvironment } fro
 import { NotifyError } from './errors.ts';
 import { limiterStores } from './http/rate-limit/registry.ts';
 import { mailTransports } from './mail/registry.ts';
+import { domainRatesOption, sendRateOption } from './pacing/options.ts';
 import { listOf } from './registry.ts';
 import { webhookDrivers } from './webhooks/registry.ts';
 
@@ -89,6 +90,10 @@ export const configSchema = z
     retryBackoffMinutes: backoff.default([1, 5, 15, 60, 240]),
     staleLockMinutes: int(1).default(30),
     throttleMs: int(0).default(0),
+    /** messages per second over every worker sharing rateLimitStore; 0 = no limit */
+    sendRate: sendRateOption,
+    /** messages per second per recipient domain, e.g. { "gmail.com": 5 } */
+    domainRates: domainRatesOption.default({}),
     markdownPath: z.string().default(''),
     testMode: bool.default(false),
     captureRateLimit: int(0).default(10),

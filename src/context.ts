@@ -4,6 +4,7 @@ import type { Clock } from './core/clock.ts';
 import type { Dispatcher } from './core/dispatch.ts';
 import type { NotifyEvents } from './core/events.ts';
 import type { Mailer } from './core/mailer.ts';
+import type { Pacer } from './core/pacer.ts';
 import type { Store } from './core/storage/index.ts';
 
 /** What every part of a running instance shares. Built once in notify.ts. */
@@ -21,4 +22,6 @@ export interface Context {
   readonly mailer: Mailer;
   /** compiles messages once per scope and delivers them through that mailer */
   readonly dispatcher: Dispatcher;
+  /** waits for a sending turn (`sendRate`, `domainRates`); absent when neither is set */
+  readonly pacer?: Pacer;
 }

@@ -35,6 +35,7 @@ import { webhookRoute } from './http/webhook.ts';
 import { type BounceMailbox, createBounceMailbox } from './bounces/index.ts';
 import { applyWebhookEvents } from './core/webhook-events.ts';
 import { createMailer } from './mail/index.ts';
+import { createInstancePacer } from './pacing/index.ts';
 import { composerFor } from './mail/message.ts';
 import { createViews } from './render/views.ts';
 import type { Store } from './store/contract.ts';
@@ -151,7 +152,8 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
     const webhook = await resolveWebhookDriver(config, { fetch: base.fetch, now: () => new Date(base.clock.now()), log, cwd: cwd ?? process.cwd() });
     // testMode builds a mailer that only logs: the configured one is never made
     const mailer = createMailer(config, log, { fetch: base.fetch });
-    return assemble({ ...base, mailer, dispatcher: createDispatcher({ ...base, mailer }, composerFor) }, tracking, webhook);
+    const pacer = createInstancePacer(base);
+    return assemble({ ...base, mailer, pacer, dispatcher: createDispatcher({ ...base, mailer }, composerFor) }, tracking, webhook);
   } catch (err) {
     await store.close();
     throw err;
@@ -266,6 +268,7 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
       await bounces?.close();
       for (const fn of closers) await fn().catch((err) => ctx.log.error({ err }, 'close failed'));
       await ctx.mailer.close?.();
+      await ctx.pacer?.close();
       await ctx.store.close();
     },
   };

@@ -70,8 +70,14 @@ export function chunkSize(throttleMs: number, size = CHUNK): number {
   return throttleMs > 0 ? Math.max(1, Math.min(size, Math.floor(60_000 / throttleMs))) : size;
 }
 
-export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'config' | 'dispatcher'>, opts: DeliveryOptions<J>): DeliveryRun<J> {
+/** every address a message goes to: what sending-rate control counts per domain */
+function recipientsOf(job: DeliveryTarget): string[] {
+  return [...(job.to ?? (job.contact ? [job.contact.email] : [])), ...(job.cc ?? []), ...(job.bcc ?? [])];
+}
+
+export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'config' | 'dispatcher' | 'pacer'>, opts: DeliveryOptions<J>): DeliveryRun<J> {
   const { throttleMs } = ctx.config;
+  const { pacer } = ctx;
   const granted = new Set<J>();
   const writer = createGroupWriter<Delivered<J> | { job: J }>(async (items) => {
     const done = items.filter((i): i is Delivered<J> => 'outcome' in i);
@@ -112,8 +118,15 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
           if (opts.stop?.()) return;
           started = true;
           const i = next++;
-          if (!(await begin(jobs[i]))) continue;
+          const left = pacer ? await pacer.acquire(recipientsOf(jobs[i])) : undefined;
+          // a stop that came while waiting for a sending turn leaves this job unstarted (a hole)
+          if (left && opts.stop?.()) return left();
+          if (!(await begin(jobs[i]))) {
+            left?.();
+            continue;
+          }
           const outcome = await deliverOne(jobs[i]);
+          left?.();
           outcomes[i] = outcome;
           writer.add({ job: jobs[i], outcome });
         }

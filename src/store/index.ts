@@ -14,6 +14,7 @@ import { createMetaRepo } from './repos/meta.ts';
 import { createStatsRepo } from './repos/stats.ts';
 import { createTrackingRepo } from './repos/tracking-batches.ts';
 import { createOptinRepo } from './repos/optin.ts';
+import { createPacingRepo } from './repos/pacing.ts';
 import { createRateLimitsRepo } from './repos/rate-limits.ts';
 import { createSendsRepo } from './repos/sends.ts';
 import { createWebhookReceiptsRepo } from './repos/webhook-receipts.ts';
@@ -47,6 +48,7 @@ export function createStore(url: string): Store {
     tracking: createTrackingRepo(db, dialect),
     optin: createOptinRepo(db),
     rateLimits: createRateLimitsRepo(db),
+    pacing: createPacingRepo(db, dialect),
     sends: createSendsRepo(db),
     webhookReceipts: createWebhookReceiptsRepo(db),
     sequences: createSequencesRepo(db, dialect),

@@ -197,6 +197,19 @@ export interface RateLimitsTable {
   reset_at: number;
 }
 
+export interface SendPacingTable {
+  key: string;
+  /** epoch microseconds */
+  next_us: number;
+}
+
+export interface SendPacingTurnsTable {
+  key: string;
+  turn: string;
+  /** epoch ms */
+  until: number;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -218,4 +231,6 @@ export interface Database {
   notify_webhook_receipts: WebhookReceiptsTable;
   notify_meta: MetaTable;
   notify_rate_limits: RateLimitsTable;
+  notify_send_pacing: SendPacingTable;
+  notify_send_pacing_turns: SendPacingTurnsTable;
 }

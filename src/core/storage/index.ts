@@ -7,6 +7,7 @@ import type { LinksRepo } from './links.ts';
 import type { ListsRepo } from './lists.ts';
 import type { MetaRepo } from './meta.ts';
 import type { OptinRepo } from './optin.ts';
+import type { PacingRepo } from './pacing.ts';
 import type { RateLimitsRepo } from './rate-limits.ts';
 import type { SendsRepo } from './sends.ts';
 import type { SequencesRepo } from './sequences.ts';
@@ -34,6 +35,8 @@ export interface Store {
   readonly tracking: TrackingRepo;
   readonly optin: OptinRepo;
   readonly rateLimits: RateLimitsRepo;
+  /** next sending turns for `rateLimitStore: 'database'` */
+  readonly pacing: PacingRepo;
   readonly sends: SendsRepo;
   /** ids of webhook deliveries already applied (a redelivery applies once) */
   readonly webhookReceipts: WebhookReceiptsRepo;

@@ -11,6 +11,7 @@ import * as sendSuppressedRecipients from './007_send_suppressed_recipients.ts';
 import * as listMembership from './008_list_membership.ts';
 import * as campaignLifecycle from './009_campaign_lifecycle.ts';
 import * as sendDeferral from './010_send_deferral.ts';
+import * as sendPacing from './011_send_pacing.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /** What a migration needs to know to write one definition for both engines. */
@@ -34,6 +35,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '008_list_membership': listMembership,
   '009_campaign_lifecycle': campaignLifecycle,
   '010_send_deferral': sendDeferral,
+  '011_send_pacing': sendPacing,
 };
 
 export interface MigrateResult {
