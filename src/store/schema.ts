@@ -186,6 +186,18 @@ export interface WebhookReceiptsTable {
   created_at: number;
 }
 
+/** a contact's or a membership's status change, written by triggers (migration 015) */
+export interface StatusChangesTable {
+  id: Generated<number>;
+  contact_id: number;
+  /** null: the contact's own status; else the membership of that list */
+  list_id: number | null;
+  /** null: a membership that did not exist before */
+  from_status: string | null;
+  to_status: string;
+  created_at: number;
+}
+
 /** fixed-window counters of the database rate-limit store (migration 007) */
 export interface RateLimitsTable {
   bucket: string;
@@ -214,4 +226,5 @@ export interface Database {
   notify_webhook_receipts: WebhookReceiptsTable;
   notify_meta: MetaTable;
   notify_rate_limits: RateLimitsTable;
+  notify_status_changes: StatusChangesTable;
 }
