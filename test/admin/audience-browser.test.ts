@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { Deployment, waitUntil } from '../e2e/harness.ts';
-import { BROWSER_SKIP, CHROMIUM } from '../helpers/chromium.ts';
+import { BROWSER_SKIP, openAdminBrowser } from '../helpers/chromium.ts';
 import { ENGINES } from '../helpers/engines.ts';
 
 /**
@@ -15,7 +14,6 @@ import { ENGINES } from '../helpers/engines.ts';
  * filters by list and status, the person's timeline and the lists page. Hostile names must show as
  * text: a dialog (alert) fails the test. Screenshots go to test-output/.
  */
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const OUT = resolve('test-output');
 const TOKEN = 'browser-audience-token-0123456789';
 const HOSTILE = '<img src=x onerror=alert(1)>';
@@ -39,15 +37,7 @@ describe(`admin contacts, timeline and lists in a browser against notify serve [
     await d.cli(['notify:send-campaign', id]);
     await d.sink.waitFor(3);
     url = (await d.serve()).url;
-    context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'notify-chromium-')), {
-      executablePath: CHROMIUM,
-      args: ARGS,
-      httpCredentials: { username: 'admin', password: TOKEN },
-      viewport: { width: 1280, height: 900 },
-    });
-    // Nothing leaves the machine: only the local server answers.
-    await context.route(/^https?:\/\/(?!127\.0\.0\.1:)/, (route) => route.abort());
-    page = context.pages()[0] ?? (await context.newPage());
+    ({ context, page } = await openAdminBrowser(TOKEN));
     page.on('dialog', (dialog) => {
       dialogs.push(dialog.message());
       void dialog.dismiss();

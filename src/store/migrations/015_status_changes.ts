@@ -10,9 +10,6 @@ import type { MigrationContext } from './index.ts';
  * `unsubscribed_at`), so they follow notify's clock, not the database's. A contact's first status
  * is not a change: the timeline reads it from the first change's `from_status`. Rows go with the
  * contact (erasure) and with the list.
- *
- * An index on the contacts' email domain or attributes would not serve the segment count: see the
- * README (Segments) for the plan PostgreSQL uses.
  */
 export async function up(db: Kysely<any>, { id, pk, ref, ts, kind }: MigrationContext): Promise<void> {
   await db.schema

@@ -74,7 +74,14 @@ export async function personRows(db: Kysely<Database>, id: number): Promise<Pers
     .where('notify_enrollments.contact_id', '=', id)
     .orderBy('notify_enrollments.id')
     .execute();
-  return { contact, lists: (await listsOf(db, [id])).get(id) ?? [], sends, events, enrollments };
+  const statusChanges = await db
+    .selectFrom('notify_status_changes as h')
+    .leftJoin('notify_lists as l', 'l.id', 'h.list_id')
+    .select(['l.name as list', 'h.from_status', 'h.to_status', 'h.created_at'])
+    .where('h.contact_id', '=', id)
+    .orderBy('h.id')
+    .execute();
+  return { contact, lists: (await listsOf(db, [id])).get(id) ?? [], sends, events, enrollments, statusChanges };
 }
 
 /** The person's events: by contact, or by one of their sends (a webhook event may carry only one of the two). */
