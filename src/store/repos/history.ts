@@ -5,6 +5,14 @@ import type { Database } from '../schema.ts';
 
 const nullableNumber = (v: number | string | null) => (v === null ? null : Number(v));
 
+/** The contact's status changes with the list's name (the caller orders them). */
+export const statusChangesOf = (db: Kysely<Database>, contactId: number) =>
+  db
+    .selectFrom('notify_status_changes as h')
+    .leftJoin('notify_lists as l', 'l.id', 'h.list_id')
+    .select(['l.name as list', 'h.from_status', 'h.to_status', 'h.created_at', 'h.id'])
+    .where('h.contact_id', '=', contactId);
+
 /** Three reads by contact, each on an index that starts with contact_id, newest first. */
 export function createHistoryRepo(db: Kysely<Database>): HistoryRepo {
   return {
@@ -29,11 +37,7 @@ export function createHistoryRepo(db: Kysely<Database>): HistoryRepo {
         .orderBy('v.id', 'desc')
         .limit(limit)
         .execute();
-      const changes = await db
-        .selectFrom('notify_status_changes as h')
-        .leftJoin('notify_lists as l', 'l.id', 'h.list_id')
-        .select(['l.name as list', 'h.from_status', 'h.to_status', 'h.created_at'])
-        .where('h.contact_id', '=', contactId)
+      const changes = await statusChangesOf(db, contactId)
         .orderBy('h.created_at', 'desc')
         .orderBy('h.id', 'desc')
         .limit(limit)

@@ -3,6 +3,7 @@ import type { ExportFilter, ExportRow, PersonRows } from '../../core/storage/con
 import type { ContactStatus } from '../../core/types.ts';
 import { parseJson, toDate } from '../rows.ts';
 import type { Database } from '../schema.ts';
+import { statusChangesOf } from './history.ts';
 
 /** Whether a membership row counts as "in the list": rows without a per-list status, or subscribed ones. */
 const isMember = (row: Record<string, unknown>) => row.status === undefined || row.status === null || row.status === 'subscribed';
@@ -74,13 +75,7 @@ export async function personRows(db: Kysely<Database>, id: number): Promise<Pers
     .where('notify_enrollments.contact_id', '=', id)
     .orderBy('notify_enrollments.id')
     .execute();
-  const statusChanges = await db
-    .selectFrom('notify_status_changes as h')
-    .leftJoin('notify_lists as l', 'l.id', 'h.list_id')
-    .select(['l.name as list', 'h.from_status', 'h.to_status', 'h.created_at'])
-    .where('h.contact_id', '=', id)
-    .orderBy('h.id')
-    .execute();
+  const statusChanges = await statusChangesOf(db, id).orderBy('h.id').execute();
   return { contact, lists: (await listsOf(db, [id])).get(id) ?? [], sends, events, enrollments, statusChanges };
 }
 
