@@ -60,6 +60,8 @@ export interface ContactsService {
   upsertMany(items: { input: ContactInput; options?: UpsertOptions }[]): Promise<void>;
   /** the contacts of those addresses that exist, by email key (see email.ts emailKey) */
   getMany(emails: string[]): Promise<Map<string, Contact>>;
+  /** names of the lists each contact left (an upsert naming one does not bring them back), by contact id */
+  leftLists(ids: number[]): Promise<Map<number, string[]>>;
   list(query?: ContactListQuery): Promise<ContactPage>;
   count(query?: Pick<ContactListQuery, 'list' | 'segment'>): Promise<number>;
   /** joins (or rejoins) the list; a contact only `transactional` mail went to becomes `subscribed` */
@@ -119,6 +121,7 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'ev
     async getMany(emails) {
       return store.contacts.getManyByEmailKey(emails.filter((e) => isValidEmail(e.trim())).map((e) => emailKey(e)));
     },
+    leftLists: (ids) => store.lists.leftBy(ids),
     rememberedStatus,
     get,
     async list(query = {}) {

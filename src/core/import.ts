@@ -128,12 +128,13 @@ type Write = { row: Pending; outcome: Outcome; item: Parameters<ContactsService[
 async function writeBatch(contacts: ContactsService, batch: Pending[], count: (outcome: Outcome | { line: number; reason: string }) => void): Promise<void> {
   if (batch.length === 0) return;
   const existing = await contacts.getMany(batch.map((r) => r.input.email));
+  const left = await contacts.leftLists([...existing.values()].map((c) => c.id));
   const writes: Write[] = [];
   const unchanged: Pending[] = [];
   for (const row of batch) {
     const found = existing.get(row.key);
     const status = statusToWrite(found, row.fileStatus);
-    if (found && status === undefined && !changes(found, row.input)) {
+    if (found && status === undefined && !changes(found, row.input, left.get(found.id) ?? [])) {
       unchanged.push(row);
       continue;
     }
@@ -178,10 +179,13 @@ function statusToWrite(existing: Contact | undefined, fileStatus: ContactStatus 
   return undefined;
 }
 
-function changes(existing: Contact, input: ContactInput): boolean {
+/** Whether the row changes the stored contact: a list counts only if the upsert would join it. */
+function changes(existing: Contact, input: ContactInput, left: string[]): boolean {
   if (input.name && input.name !== existing.name) return true;
   if (Object.entries(input.attributes ?? {}).some(([k, v]) => existing.attributes[k] !== v)) return true;
-  return (input.lists ?? []).some((l) => !existing.lists.includes(l));
+  // list names match in any case; a list the person left stays left, so naming it changes nothing
+  const known = new Set([...existing.lists, ...left].map((l) => l.toLowerCase()));
+  return (input.lists ?? []).some((l) => !known.has(l.toLowerCase()));
 }
 
 /** Mailchimp writes TAGS as a CSV record inside the cell (`"VIP","Blog"`); plain `a, b` reads the same. */

@@ -15,6 +15,8 @@ export interface PersonData {
   sends: { id: number; campaign_id: number | null; enrollment_id: number | null; to_email: string; subject: string; status: string; error: string | null; created_at: Date | null; sent_at: Date | null; opened_at: Date | null; clicked_at: Date | null }[];
   events: { type: string; send_id: number | null; campaign_id: number | null; created_at: Date | null; metadata: Record<string, unknown>; is_machine: boolean; machine_reason: string | null }[];
   enrollments: { id: number; sequence: string; status: string; step_index: number; next_send_at: Date | null; created_at: Date | null; updated_at: Date | null }[];
+  /** each change of the contact's status (`list` null) and of a list membership, oldest first */
+  status_changes: { list: string | null; from: string | null; to: string; at: Date | null }[];
 }
 
 type Row = Record<string, unknown>;
@@ -64,5 +66,6 @@ export async function exportPerson(ctx: Pick<Context, 'store'>, contacts: Pick<C
       created_at: date(e.created_at),
       updated_at: date(e.updated_at),
     })),
+    status_changes: rows.statusChanges.map((h: Row) => ({ list: str(h.list), from: str(h.from_status), to: String(h.to_status), at: date(h.created_at) })),
   };
 }

@@ -8,6 +8,7 @@ import { createContactsRepo } from './repos/contacts.ts';
 import { createCountersRepo } from './repos/counters.ts';
 import { createEnrollmentsRepo } from './repos/enrollments.ts';
 import { createEventsRepo } from './repos/events.ts';
+import { createHistoryRepo } from './repos/history.ts';
 import { createLinksRepo } from './repos/links.ts';
 import { createListsRepo } from './repos/lists.ts';
 import { createMetaRepo } from './repos/meta.ts';
@@ -41,6 +42,7 @@ export function createStore(url: string): Store {
     counters: createCountersRepo(db),
     enrollments: createEnrollmentsRepo(db, dialect),
     events: createEventsRepo(db),
+    history: createHistoryRepo(db),
     links: createLinksRepo(db),
     lists: createListsRepo(db, dialect),
     meta: createMetaRepo(db),

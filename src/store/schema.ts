@@ -190,6 +190,18 @@ export interface WebhookReceiptsTable {
   created_at: number;
 }
 
+/** a contact's or a membership's status change, written by triggers (migration 012) */
+export interface StatusChangesTable {
+  id: Generated<number>;
+  contact_id: number;
+  /** null: the contact's own status; else the membership of that list */
+  list_id: number | null;
+  /** null: a membership that did not exist before */
+  from_status: string | null;
+  to_status: string;
+  created_at: number;
+}
+
 /** fixed-window counters of the database rate-limit store (migration 007) */
 export interface RateLimitsTable {
   bucket: string;
@@ -233,4 +245,5 @@ export interface Database {
   notify_rate_limits: RateLimitsTable;
   notify_send_pacing: SendPacingTable;
   notify_send_pacing_turns: SendPacingTurnsTable;
+  notify_status_changes: StatusChangesTable;
 }

@@ -5,7 +5,7 @@ import { call } from '../helpers/http.ts';
 
 const TOKEN = 'admin-token-0123456789abcdef';
 const auth = { headers: { authorization: `Bearer ${TOKEN}` } };
-const emails = (html: string) => [...html.matchAll(/<td class="wrap">([^<]*)<\/td>/g)].map((m) => m[1]);
+const emails = (html: string) => [...html.matchAll(/<td class="wrap"><a href="\/notify\/admin\/contacts\/[0-9]+">([^<]*)<\/a><\/td>/g)].map((m) => m[1]);
 
 forEachEngine('admin pages: lists and contacts', (h) => {
   const notify = useNotify(h, { adminToken: TOKEN });

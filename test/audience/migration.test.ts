@@ -15,7 +15,7 @@ async function migrateBeforeMembership(url: string): Promise<void> {
     const names = Object.keys(MIGRATIONS).filter((n) => n < '008');
     const migrator = new Migrator({
       db: dialect.db,
-      provider: { getMigrations: async () => Object.fromEntries(names.map((n) => [n, { up: (db) => MIGRATIONS[n].up(db, dialect.columns) }])) },
+      provider: { getMigrations: async () => Object.fromEntries(names.map((n) => [n, { up: (db) => MIGRATIONS[n].up(db, { ...dialect.columns, kind: dialect.kind }) }])) },
       migrationTableSchema: await dialect.migrationTableSchema(),
       migrationTableName: 'notify_migrations',
       migrationLockTableName: 'notify_migrations_lock',

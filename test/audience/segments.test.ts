@@ -87,7 +87,9 @@ forEachEngine('segments', (h) => {
       [deep, 'INVALID_INPUT', /deeper than 32/],
       [wide, 'INVALID_INPUT', /at most 200/],
       [{ attr: 'plan', eq: 'pro', drop: 'table' }, 'INVALID_INPUT', /unknown key "drop"/],
-      [{ all: [{ attr: 'plan', like: '%' }] }, 'INVALID_INPUT', /^segment\.all\[0\]: unknown key "like"/],
+      [{ all: [{ attr: 'plan', like: '%' }] }, 'INVALID_INPUT', /^segment\.all\[0\]: unknown key "like": use one of eq, ne, in, contains, gt, lt, exists$/],
+      // the two messages the README quotes
+      [{ all: [{ like: 'x' }] }, 'INVALID_INPUT', /^segment\.all\[0\]: unknown filter "like"$/],
       [{ attr: 'plan' }, 'INVALID_INPUT'],
       [{ attr: 'plan', eq: 'a', ne: 'b' }, 'INVALID_INPUT'],
       [{ attr: 'pl"an', eq: 'x' }, 'INVALID_INPUT', /segment\.attr/],

@@ -48,6 +48,14 @@ forEachEngine('a person’s data: contacts.export and contacts.erase', (h) => {
       data.enrollments.map((e) => [e.sequence, e.status]),
       [['welcome', 'active']],
     );
+    await n.contacts.unsubscribe(ann.id, 'news');
+    assert.deepEqual(
+      (await n.contacts.export(ann.id))!.status_changes.map((h) => [h.list, h.from, h.to, h.at instanceof Date]),
+      [
+        ['news', null, 'subscribed', true],
+        ['news', 'subscribed', 'unsubscribed', true],
+      ],
+    );
     assert.equal(await n.contacts.export('nobody@example.com'), undefined);
   });
 

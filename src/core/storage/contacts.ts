@@ -51,6 +51,8 @@ export interface PersonRows {
   sends: Record<string, unknown>[];
   events: Record<string, unknown>[];
   enrollments: Record<string, unknown>[];
+  /** the contact's and their memberships' status changes, with the list's name */
+  statusChanges: Record<string, unknown>[];
 }
 
 export interface ContactsRepo {

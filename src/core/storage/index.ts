@@ -3,6 +3,7 @@ import type { ContactsRepo } from './contacts.ts';
 import type { CountersRepo } from './counters.ts';
 import type { EnrollmentsRepo } from './enrollments.ts';
 import type { EventsRepo } from './events.ts';
+import type { HistoryRepo } from './history.ts';
 import type { LinksRepo } from './links.ts';
 import type { ListsRepo } from './lists.ts';
 import type { MetaRepo } from './meta.ts';
@@ -27,6 +28,8 @@ export interface Store {
   readonly counters: CountersRepo;
   readonly enrollments: EnrollmentsRepo;
   readonly events: EventsRepo;
+  /** a contact's sends, events and status changes, for the admin timeline */
+  readonly history: HistoryRepo;
   readonly links: LinksRepo;
   readonly lists: ListsRepo;
   readonly meta: MetaRepo;

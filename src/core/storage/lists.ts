@@ -28,6 +28,8 @@ export interface ListsRepo {
   setMembership(listId: number, contactId: number, status: MembershipStatus, now: number): Promise<void>;
   /** subscribed -> unsubscribed; true when this call changed it (of concurrent calls exactly one) */
   leave(listId: number, contactId: number, now: number): Promise<boolean>;
+  /** names of the lists each contact left (membership `unsubscribed`), by contact id */
+  leftBy(contactIds: number[]): Promise<Map<number, string[]>>;
   /** the lists the contact is or was a member of, and every public list, by name */
   membershipsOf(contactId: number): Promise<Membership[]>;
 }

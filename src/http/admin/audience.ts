@@ -2,16 +2,18 @@ import type { Hono } from 'hono';
 import type { Context } from '../../context.ts';
 import { createContactsService } from '../../core/contacts.ts';
 import { createListsService } from '../../core/lists.ts';
+import { contactTimeline, type TimelineEntry } from '../../core/timeline.ts';
 import { CONTACT_STATUSES, type ContactStatus } from '../../core/types.ts';
 import { isNotifyError } from '../../errors.ts';
 import type { Views } from '../../render/views.ts';
-import { adminPage, fmtDate } from './render.ts';
+import { adminPage, fmtDate, notFound } from './render.ts';
 
 const PER_PAGE = 50;
 
 /**
- * GET /notify/admin/lists (name, description, public, subscribers) and GET /notify/admin/contacts
- * (search, filter by list and status, cursor pages). Read-only, like the other admin pages.
+ * GET /notify/admin/lists (name, description, public, subscribers), GET /notify/admin/contacts
+ * (search, filter by list and status, cursor pages) and GET /notify/admin/contacts/<id> (the person
+ * and their timeline). Read-only, like the other admin pages.
  */
 export function registerAudiencePages(app: Hono, { ctx, views }: { ctx: Context; views: Views }): void {
   const contacts = createContactsService(ctx);
@@ -45,4 +47,48 @@ export function registerAudiencePages(app: Hono, { ctx, views }: { ctx: Context;
     }
     return adminPage(c, views, 'contacts', data, data.error ? 400 : 200);
   });
+
+  app.get('/notify/admin/contacts/:id', async (c) => {
+    const id = c.req.param('id');
+    const person = /^[0-9]{1,15}$/.test(id) ? await contacts.get(Number(id)) : undefined;
+    if (!person) return notFound(c, views, 'No such contact.');
+    return adminPage(c, views, 'contact', {
+      title: person.email,
+      contact: {
+        id: person.id,
+        email: person.email,
+        name: person.name ?? '',
+        status: person.status,
+        lists: person.lists.join(', '),
+        attributes: Object.entries(person.attributes).map(([key, value]) => ({ key, value: typeof value === 'string' ? value : JSON.stringify(value) })),
+        created: fmtDate(person.created_at),
+        consent: person.consent_at ? `${fmtDate(person.consent_at)}${person.consent_source ? ` (${person.consent_source})` : ''}` : '',
+      },
+      timeline: (await contactTimeline(ctx, person)).map(timelineRow),
+    });
+  });
+}
+
+const EVENT_LABEL: Record<string, string> = { open: 'Opened', click: 'Clicked', soft_bounce: 'Soft bounce', bounce: 'Bounced', complaint: 'Complained', unsubscribe: 'Unsubscribed' };
+
+/** One table row of the timeline: when, what, and the detail (a campaign linked by id). */
+function timelineRow(e: TimelineEntry) {
+  const base = { when: fmtDate(e.at), kind: e.kind, campaign: null as { href: string; name: string } | null, what: '', detail: '' };
+  const campaignOf = (ref: { id: number; name: string } | null) => ref && { href: `/notify/admin/campaigns/${ref.id}`, name: ref.name };
+  switch (e.kind) {
+    case 'created':
+      return { ...base, what: 'Contact created', detail: `status ${e.status}` };
+    case 'send':
+      return { ...base, what: `Email ${e.status}`, campaign: campaignOf(e.campaign), detail: [e.subject, e.sequence ? `sequence ${e.sequence}` : '', e.error ?? ''].filter(Boolean).join(' · ') };
+    case 'event':
+      return {
+        ...base,
+        what: EVENT_LABEL[e.type] ?? e.type,
+        campaign: campaignOf(e.campaign),
+        detail: [e.link !== null ? `link ${e.link + 1}` : '', e.machine ? `machine: ${e.machine}` : '', e.source ?? ''].filter(Boolean).join(' · '),
+      };
+    case 'status':
+      if (e.list === null) return { ...base, what: 'Status changed', detail: `${e.from ?? '–'} → ${e.to}` };
+      return { ...base, what: e.to === 'subscribed' ? `Joined list ${e.list}` : `Left list ${e.list}`, detail: e.from ? `${e.from} → ${e.to}` : e.to };
+  }
 }

@@ -25,4 +25,5 @@ export const PERSON_DATA = record({
   ),
   events: arrayOf(record({ type: str, send_id: nullable(int), campaign_id: nullable(int), created_at: at, metadata: freeObject, is_machine: bool, machine_reason: nullable(str) })),
   enrollments: arrayOf(record({ id: int, sequence: str, status: str, step_index: int, next_send_at: at, created_at: at, updated_at: at })),
+  status_changes: arrayOf(record({ list: nullable(str), from: nullable(str), to: str, at })),
 });

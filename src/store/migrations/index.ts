@@ -1,6 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
 import { NotifyError } from '../../errors.ts';
-import type { ColumnTypes, StoreDialect } from '../dialect.ts';
+import type { ColumnTypes, DialectKind, StoreDialect } from '../dialect.ts';
 import * as initial from './001_initial.ts';
 import * as sending from './002_sending.ts';
 import * as eventClickWindow from './003_event_click_window.ts';
@@ -12,16 +12,20 @@ import * as listMembership from './008_list_membership.ts';
 import * as campaignLifecycle from './009_campaign_lifecycle.ts';
 import * as sendDeferral from './010_send_deferral.ts';
 import * as sendPacing from './011_send_pacing.ts';
+import * as statusChanges from './012_status_changes.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
-/** What a migration needs to know to write one definition for both engines. */
-export type MigrationContext = ColumnTypes;
+/**
+ * What a migration needs to know to write one definition for both engines; `kind` only for what
+ * has no shared form (triggers).
+ */
+export type MigrationContext = ColumnTypes & { kind: DialectKind };
 
 export type MigrationModule = { up: (db: Kysely<any>, ctx: MigrationContext) => Promise<void> };
 
 /**
- * In the order they run: add a new one at the end, numbered one above the last. Every name has a
- * number of its own because the migrator sorts pending names by code unit but applied ones (with
+ * In the order they run: add a new one at the end, numbered above the last (numbers handed out to
+ * work done in parallel leave gaps until it is merged). Every name has a number of its own because the migrator sorts pending names by code unit but applied ones (with
  * equal times) by locale, and the two disagree on names that differ only after the number.
  */
 export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
@@ -36,6 +40,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '009_campaign_lifecycle': campaignLifecycle,
   '010_send_deferral': sendDeferral,
   '011_send_pacing': sendPacing,
+  '012_status_changes': statusChanges,
 };
 
 export interface MigrateResult {
@@ -47,7 +52,7 @@ export async function migrateToLatest(dialect: StoreDialect): Promise<MigrateRes
   const provider: MigrationProvider = {
     async getMigrations() {
       const out: Record<string, Migration> = {};
-      for (const [name, mod] of Object.entries(MIGRATIONS)) out[name] = { up: (d) => mod.up(d, dialect.columns) };
+      for (const [name, mod] of Object.entries(MIGRATIONS)) out[name] = { up: (d) => mod.up(d, { ...dialect.columns, kind: dialect.kind }) };
       return out;
     },
   };

@@ -59,7 +59,7 @@ export async function upgradeLegacyNames(dialect: StoreDialect, migrations: Read
     for (const name of names.slice(0, upTo + 1)) {
       let timestamp = recorded.get(name);
       if (timestamp === undefined) {
-        await migrations[name].up(trx, dialect.columns);
+        await migrations[name].up(trx, { ...dialect.columns, kind: dialect.kind });
         ran.push(name);
         timestamp = new Date().toISOString();
       }

@@ -1,9 +1,9 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ContactWrite } from '../../core/storage/contacts.ts';
 import type { ContactStatus } from '../../core/types.ts';
-import type { StoreDialect } from '../dialect.ts';
+import type { JsonRowColumn, StoreDialect } from '../dialect.ts';
 import { parseJson } from '../rows.ts';
-import type { Database } from '../schema.ts';
+import type { ContactsTable, Database } from '../schema.ts';
 
 /** The list of that name in any case, the exact spelling first; undefined when there is none. */
 export function findListNamed(db: Kysely<Database>, dialect: StoreDialect, name: string) {
@@ -16,9 +16,24 @@ export function findListNamed(db: Kysely<Database>, dialect: StoreDialect, name:
     .executeTakeFirst();
 }
 
-/** The writes of contacts.upsert and upsertMany (an import batch), inside the caller's transaction. */
 /** rows per multi-row INSERT: 14 parameters a contact stays far below both engines' limits */
 export const MULTI_ROW = 500;
+
+type Member = { list_id: number; contact_id: number; created_at: number };
+
+/** The columns an update of an existing contact may change, as the batched UPDATE reads them. */
+const UPDATE_COLUMNS: readonly JsonRowColumn[] = [
+  { name: 'id', type: 'bigint' },
+  { name: 'name', type: 'text' },
+  { name: 'status', type: 'text' },
+  { name: 'attributes', type: 'json' },
+  { name: 'consent_at', type: 'bigint' },
+  { name: 'consent_source', type: 'text' },
+  { name: 'consent_ip', type: 'text' },
+  { name: 'confirm_token_hash', type: 'text' },
+  { name: 'confirm_sent_at', type: 'bigint' },
+  { name: 'updated_at', type: 'bigint' },
+];
 
 function newRow(input: ContactWrite, now: number) {
   return {
@@ -89,6 +104,7 @@ export function contactWrites(dialect: StoreDialect) {
         } else {
           contactId = Number(existing.id);
           const status = input.status ?? (input.lift?.includes(existing.status as ContactStatus) ? input.initialStatus : undefined);
+          // only what the input gives: the row is not locked, and a concurrent unsubscribe must stand
           await trx
             .updateTable('notify_contacts')
             .set({
@@ -113,5 +129,74 @@ export function contactWrites(dialect: StoreDialect) {
         }
         return contactId;
   };
-  return { insertNew, listIdOf, writeOne };
+  const insertMembers = async (trx: Kysely<Database>, members: Member[]) => {
+    for (let i = 0; i < members.length; i += MULTI_ROW) {
+      await trx
+        .insertInto('notify_list_members')
+        .values(members.slice(i, i + MULTI_ROW))
+        .onConflict((oc) => oc.columns(['list_id', 'contact_id']).doNothing())
+        .execute();
+    }
+  };
+
+  /**
+   * Updates existing contacts (each address once) with one UPDATE per MULTI_ROW rows and adds their
+   * memberships: what writeOne does for each, without a round trip per row. The rows are locked
+   * in id order while the new values are worked out from them, so a concurrent write waits rather
+   * than being lost, and two batches touching the same contacts never deadlock. Returns the inputs
+   * whose contact is gone (erased meanwhile), for the caller to write as new.
+   */
+  const updateExisting = async (trx: Kysely<Database>, inputs: ContactWrite[], now: number, listIds: Map<string, number>) => {
+    if (inputs.length === 0) return [];
+    const stored = new Map<string, Selectable<ContactsTable>>();
+    for (let i = 0; i < inputs.length; i += MULTI_ROW) {
+      const keys = inputs.slice(i, i + MULTI_ROW).map((input) => input.email_key);
+      const rows = await dialect.lockForUpdate(trx.selectFrom('notify_contacts').selectAll().where('email_key', 'in', keys).orderBy('id')).execute();
+      for (const row of rows) stored.set(row.email_key, row);
+    }
+    const gone: ContactWrite[] = [];
+    const rows: ReturnType<typeof updated>[] = [];
+    const members: Member[] = [];
+    for (const input of inputs) {
+      const existing = stored.get(input.email_key);
+      if (!existing) {
+        gone.push(input);
+        continue;
+      }
+      rows.push(updated(existing, input, now));
+      // a member who left a list stays out: only an explicit subscribe brings them back (DO NOTHING)
+      for (const name of new Set(input.lists ?? [])) members.push({ list_id: await listIdOf(trx, name, now, listIds), contact_id: Number(existing.id), created_at: now });
+    }
+    const set = sql.raw(UPDATE_COLUMNS.filter((c) => c.name !== 'id').map((c) => `${c.name} = v.${c.name}`).join(', '));
+    for (let i = 0; i < rows.length; i += MULTI_ROW) {
+      const chunk = rows.slice(i, i + MULTI_ROW).map((r) => ({ ...r, attributes: dialect.jsonRowValue(r.attributes) }));
+      await sql`update notify_contacts as c set ${set} from (${dialect.jsonRows(JSON.stringify(chunk), UPDATE_COLUMNS)}) as v where c.id = v.id`.execute(trx);
+    }
+    await insertMembers(trx, members);
+    return gone;
+  };
+  return { insertNew, insertMembers, listIdOf, updateExisting, writeOne };
 }
+
+/**
+ * The stored contact after an upsert: the name when one is given, attributes merged, the status when
+ * given (or lifted), consent and a confirmation link when given; everything else as stored.
+ */
+function updated(existing: Selectable<ContactsTable>, input: ContactWrite, now: number) {
+  const status = input.status ?? (input.lift?.includes(existing.status as ContactStatus) ? input.initialStatus : existing.status);
+  return {
+    id: Number(existing.id),
+    name: input.name !== undefined ? input.name : existing.name,
+    status,
+    attributes: input.attributes ? { ...parseJson(existing.attributes), ...input.attributes } : parseJson(existing.attributes),
+    consent_at: input.consent ? input.consent.at : nullableNumber(existing.consent_at),
+    consent_source: input.consent ? input.consent.source : existing.consent_source,
+    consent_ip: input.consent ? input.consent.ip : existing.consent_ip,
+    confirm_token_hash: input.confirmation ? input.confirmation.tokenHash : existing.confirm_token_hash,
+    confirm_sent_at: input.confirmation ? input.confirmation.at : nullableNumber(existing.confirm_sent_at),
+    updated_at: now,
+  };
+}
+
+/** PostgreSQL returns bigint columns as strings */
+const nullableNumber = (v: number | string | null) => (v === null ? null : Number(v));

@@ -6,7 +6,7 @@ import type { StoreDialect } from '../dialect.ts';
 import { parseJson, toDate } from '../rows.ts';
 import type { ContactsTable, Database } from '../schema.ts';
 import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
-import { contactWrites, findListNamed, MULTI_ROW } from './contact-writes.ts';
+import { contactWrites, findListNamed } from './contact-writes.ts';
 import { eraseEvents, exportPage, forgetSuppressedRecipient, listId, personRows } from './person-data.ts';
 
 type Row = Selectable<ContactsTable>;
@@ -80,7 +80,7 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
       .limit(limit);
   const byId = (id: number) => db.selectFrom('notify_contacts').selectAll().where('id', '=', id).executeTakeFirst();
 
-  const { insertNew, listIdOf, writeOne } = contactWrites(dialect);
+  const { insertNew, insertMembers, listIdOf, updateExisting, writeOne } = contactWrites(dialect);
 
   return {
     async page(f, afterId, limit) {
@@ -104,17 +104,18 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
       const lost = await db.transaction().execute(async (trx) => {
         const listIds = new Map<string, number>();
         const existing = new Set((await trx.selectFrom('notify_contacts').select('email_key').where('email_key', 'in', [...new Set(inputs.map((i) => i.email_key))]).execute()).map((r) => r.email_key));
-        // New addresses (each once) in one multi-row INSERT and their memberships in another; the
-        // rest (updates, an address given twice) row by row.
+        // New addresses (each once) in one multi-row INSERT, existing ones in one UPDATE, their
+        // memberships in one INSERT each; an address given twice in the call, row by row after them.
         const fresh = new Map<string, ContactWrite>();
-        const others: ContactWrite[] = [];
+        const known = new Map<string, ContactWrite>();
+        const repeated: ContactWrite[] = [];
         for (const input of inputs) {
-          if (existing.has(input.email_key) || fresh.has(input.email_key)) others.push(input);
-          else fresh.set(input.email_key, input);
+          if (fresh.has(input.email_key) || known.has(input.email_key)) repeated.push(input);
+          else (existing.has(input.email_key) ? known : fresh).set(input.email_key, input);
         }
         const retry: ContactWrite[] = [];
         const ids = await insertNew(trx, [...fresh.values()], now);
-        const members: { list_id: number; contact_id: number; created_at: number }[] = [];
+        const members: Parameters<typeof insertMembers>[1] = [];
         for (const input of fresh.values()) {
           const id = ids.get(input.email_key);
           if (id === undefined) {
@@ -123,14 +124,9 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
           }
           for (const name of new Set(input.lists ?? [])) members.push({ list_id: await listIdOf(trx, name, now, listIds), contact_id: id, created_at: now });
         }
-        for (let i = 0; i < members.length; i += MULTI_ROW) {
-          await trx
-            .insertInto('notify_list_members')
-            .values(members.slice(i, i + MULTI_ROW))
-            .onConflict((oc) => oc.columns(['list_id', 'contact_id']).doNothing())
-            .execute();
-        }
-        for (const input of others) if ((await writeOne(trx, input, now, listIds)) === undefined) retry.push(input);
+        await insertMembers(trx, members);
+        const gone = await updateExisting(trx, [...known.values()], now, listIds);
+        for (const input of [...gone, ...repeated]) if ((await writeOne(trx, input, now, listIds)) === undefined) retry.push(input);
         return retry;
       });
       for (const input of lost) await this.upsert(input, now);

@@ -83,6 +83,19 @@ export function createListsRepo(db: Kysely<Database>, dialect: StoreDialect): Li
         .executeTakeFirst();
       return Number(res.numUpdatedRows) > 0;
     },
+    async leftBy(contactIds) {
+      const out = new Map<number, string[]>();
+      if (contactIds.length === 0) return out;
+      const rows = await db
+        .selectFrom('notify_list_members as m')
+        .innerJoin('notify_lists as l', 'l.id', 'm.list_id')
+        .select(['m.contact_id', 'l.name'])
+        .where('m.contact_id', 'in', [...new Set(contactIds)])
+        .where('m.status', '=', 'unsubscribed')
+        .execute();
+      for (const r of rows) out.set(Number(r.contact_id), [...(out.get(Number(r.contact_id)) ?? []), r.name]);
+      return out;
+    },
     async membershipsOf(contactId) {
       const rows = await db
         .selectFrom('notify_lists as l')

@@ -3,6 +3,7 @@ import type { ExportFilter, ExportRow, PersonRows } from '../../core/storage/con
 import type { ContactStatus } from '../../core/types.ts';
 import { parseJson, toDate } from '../rows.ts';
 import type { Database } from '../schema.ts';
+import { statusChangesOf } from './history.ts';
 
 /** Whether a membership row counts as "in the list": rows without a per-list status, or subscribed ones. */
 const isMember = (row: Record<string, unknown>) => row.status === undefined || row.status === null || row.status === 'subscribed';
@@ -74,7 +75,8 @@ export async function personRows(db: Kysely<Database>, id: number): Promise<Pers
     .where('notify_enrollments.contact_id', '=', id)
     .orderBy('notify_enrollments.id')
     .execute();
-  return { contact, lists: (await listsOf(db, [id])).get(id) ?? [], sends, events, enrollments };
+  const statusChanges = await statusChangesOf(db, id).orderBy('h.id').execute();
+  return { contact, lists: (await listsOf(db, [id])).get(id) ?? [], sends, events, enrollments, statusChanges };
 }
 
 /** The person's events: by contact, or by one of their sends (a webhook event may carry only one of the two). */

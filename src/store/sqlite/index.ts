@@ -121,7 +121,8 @@ const queries = {
   lockForUpdate: (query) => query,
   // SQLite prepares a bound list faster than it unpacks JSON.
   inList: (values) => values,
-  jsonRows: (json, columns) => sql`select ${sql.raw(columns.map((c) => `value->>'${c.name}'`).join(', '))} from json_each(${json})`,
+  // named as the columns, so the rows also serve as the FROM of an UPDATE
+  jsonRows: (json, columns) => sql`select ${sql.raw(columns.map((c) => `value->>'${c.name}' as ${c.name}`).join(', '))} from json_each(${json})`,
   // ->> reads a string member as its text, which is what a JSON text column holds
   jsonRowValue: (value) => JSON.stringify(value),
   lower: (value) => sql<string>`notify_lower(${value})`,
