@@ -28,7 +28,7 @@ const OLD_RELEASE: Record<string, MigrationModule> = {
   '007_capture': capture,
   '008_send_suppressed_recipients': sendSuppressedRecipients,
 };
-const NEW_NAMES = ['001_initial', '002_sending', '003_event_click_window', '004_events_click_index', '005_tracking', '006_capture', '007_send_suppressed_recipients', '008_list_membership', '009_campaign_lifecycle'];
+const NEW_NAMES = ['001_initial', '002_sending', '003_event_click_window', '004_events_click_index', '005_tracking', '006_capture', '007_send_suppressed_recipients', '008_list_membership', '009_campaign_lifecycle', '012_triggers_outbound'];
 const NOW = Date.UTC(2026, 0, 1);
 
 /** Migrates as a release with `names` in its list did. */
@@ -106,7 +106,7 @@ for (const engine of ENGINES) {
             .insertInto('notify_contacts')
             .values({ email: 'kept@example.com', email_key: 'kept@example.com', status: 'subscribed', unsubscribe_token: 'tok-kept', attributes: '{"plan":"pro"}', created_at: NOW, updated_at: NOW })
             .execute();
-          assert.deepEqual((await store.migrate()).applied, ['008_list_membership', '009_campaign_lifecycle'], 'only what came after the old release');
+          assert.deepEqual((await store.migrate()).applied, ['008_list_membership', '009_campaign_lifecycle', '012_triggers_outbound'], 'only what came after the old release');
           assert.deepEqual(await recordedNames(url), NEW_NAMES);
           assert.deepEqual((await store.migrate()).applied, [], 'a second run applies nothing');
           const kept = await store.db.selectFrom('notify_contacts').select(['email', 'attributes']).execute();
@@ -124,7 +124,7 @@ for (const engine of ENGINES) {
         await sleep(5);
         await migrateAsOldRelease(url, Object.keys(OLD_RELEASE));
         await withStore(url, async (store) => {
-          assert.deepEqual((await store.migrate()).applied, ['008_list_membership', '009_campaign_lifecycle']);
+          assert.deepEqual((await store.migrate()).applied, ['008_list_membership', '009_campaign_lifecycle', '012_triggers_outbound']);
           assert.deepEqual((await store.migrate()).applied, []);
         });
         assert.deepEqual(await recordedNames(url), NEW_NAMES);
@@ -134,7 +134,7 @@ for (const engine of ENGINES) {
       withDatabase(engine, async (url) => {
         await migrateAsOldRelease(url, ['001_initial', '004_tracking', '007_capture']);
         await withStore(url, async (store) => {
-          assert.deepEqual((await store.migrate()).applied, ['002_sending', '003_event_click_window', '004_events_click_index', '007_send_suppressed_recipients', '008_list_membership', '009_campaign_lifecycle']);
+          assert.deepEqual((await store.migrate()).applied, ['002_sending', '003_event_click_window', '004_events_click_index', '007_send_suppressed_recipients', '008_list_membership', '009_campaign_lifecycle', '012_triggers_outbound']);
           assert.deepEqual((await store.migrate()).applied, []);
           const camp = await store.db
             .insertInto('notify_campaigns')
@@ -153,7 +153,7 @@ for (const engine of ENGINES) {
         const b = createStore(url);
         try {
           const [ra, rb] = await Promise.all([a.migrate(), b.migrate()]);
-          assert.deepEqual([...ra.applied, ...rb.applied].sort(), ['002_sending', '003_event_click_window', '004_events_click_index', '007_send_suppressed_recipients', '008_list_membership', '009_campaign_lifecycle']);
+          assert.deepEqual([...ra.applied, ...rb.applied].sort(), ['002_sending', '003_event_click_window', '004_events_click_index', '007_send_suppressed_recipients', '008_list_membership', '009_campaign_lifecycle', '012_triggers_outbound']);
         } finally {
           await a.close();
           await b.close();

@@ -7,6 +7,7 @@ import type { LinksRepo } from './links.ts';
 import type { ListsRepo } from './lists.ts';
 import type { MetaRepo } from './meta.ts';
 import type { OptinRepo } from './optin.ts';
+import type { OutboundRepo } from './outbound.ts';
 import type { RateLimitsRepo } from './rate-limits.ts';
 import type { SendsRepo } from './sends.ts';
 import type { SequencesRepo } from './sequences.ts';
@@ -33,6 +34,8 @@ export interface Store {
   readonly stats: StatsRepo;
   readonly tracking: TrackingRepo;
   readonly optin: OptinRepo;
+  /** the outbox of outgoing webhooks, as the worker delivers it */
+  readonly outbound: OutboundRepo;
   readonly rateLimits: RateLimitsRepo;
   readonly sends: SendsRepo;
   /** ids of webhook deliveries already applied (a redelivery applies once) */

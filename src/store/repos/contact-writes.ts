@@ -4,6 +4,7 @@ import type { ContactStatus } from '../../core/types.ts';
 import type { StoreDialect } from '../dialect.ts';
 import { parseJson } from '../rows.ts';
 import type { Database } from '../schema.ts';
+import type { Join } from './joins.ts';
 
 /** The list of that name in any case, the exact spelling first; undefined when there is none. */
 export function findListNamed(db: Kysely<Database>, dialect: StoreDialect, name: string) {
@@ -72,9 +73,9 @@ export function contactWrites(dialect: StoreDialect) {
   /**
    * One upsert's writes inside the caller's transaction; the contact's id, or undefined when another
    * writer inserted the address meanwhile (the caller retries it as an update). `listIds` caches
-   * list ids by name across the rows of one import batch.
+   * list ids by name across the rows of one import batch; the lists it newly joined are added to `joins`.
    */
-  const writeOne = async (trx: Kysely<Database>, input: ContactWrite, now: number, listIds: Map<string, number>): Promise<number | undefined> => {
+  const writeOne = async (trx: Kysely<Database>, input: ContactWrite, now: number, listIds: Map<string, number>, joins: Join[]): Promise<number | undefined> => {
         const existing = await trx.selectFrom('notify_contacts').selectAll().where('email_key', '=', input.email_key).executeTakeFirst();
         let contactId: number;
         if (!existing) {
@@ -105,11 +106,13 @@ export function contactWrites(dialect: StoreDialect) {
         for (const name of new Set(input.lists ?? [])) {
           const listId = await listIdOf(trx, name, now, listIds);
           // a member who left this list stays out: only an explicit subscribe brings them back
-          await trx
+          const joined = await trx
             .insertInto('notify_list_members')
             .values({ list_id: listId, contact_id: contactId, created_at: now })
             .onConflict((oc) => oc.columns(['list_id', 'contact_id']).doNothing())
-            .execute();
+            .returning('list_id')
+            .executeTakeFirst();
+          if (joined) joins.push({ contactId, listId });
         }
         return contactId;
   };

@@ -6,12 +6,14 @@ import type { StoreDialect } from '../dialect.ts';
 import { parseJson, toDate } from '../rows.ts';
 import type { ContactsTable, Database } from '../schema.ts';
 import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
+import type { Outbox } from '../outbox.ts';
 import { contactWrites, findListNamed, MULTI_ROW } from './contact-writes.ts';
+import { type Join, recordJoins } from './joins.ts';
 import { eraseEvents, exportPage, forgetSuppressedRecipient, listId, personRows } from './person-data.ts';
 
 type Row = Selectable<ContactsTable>;
 
-export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect): ContactsRepo {
+export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): ContactsRepo {
   /** the lists each contact is subscribed to, by contact id */
   const listsOf = async (ids: number[]) => {
     const out = new Map<number, string[]>(ids.map((id) => [id, []]));
@@ -95,14 +97,21 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
       return Number(row?.n ?? 0);
     },
     async upsert(input, now) {
-      const id = await db.transaction().execute((trx) => writeOne(trx, input, now, new Map()));
+      const written = await db.transaction().execute(async (trx) => {
+        const joins: Join[] = [];
+        const contactId = await writeOne(trx, input, now, new Map(), joins);
+        return { contactId, events: contactId === undefined ? [] : await recordJoins(trx, outbox, joins, now) };
+      });
+      const id = written.contactId;
       if (id === undefined) return this.upsert(input, now);
+      outbox.publish(written.events);
       return (await toContact(await byId(id)))!;
     },
     async upsertMany(inputs, now) {
       if (inputs.length === 0) return;
-      const lost = await db.transaction().execute(async (trx) => {
+      const { lost, events } = await db.transaction().execute(async (trx) => {
         const listIds = new Map<string, number>();
+        const joins: Join[] = [];
         const existing = new Set((await trx.selectFrom('notify_contacts').select('email_key').where('email_key', 'in', [...new Set(inputs.map((i) => i.email_key))]).execute()).map((r) => r.email_key));
         // New addresses (each once) in one multi-row INSERT and their memberships in another; the
         // rest (updates, an address given twice) row by row.
@@ -124,15 +133,18 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
           for (const name of new Set(input.lists ?? [])) members.push({ list_id: await listIdOf(trx, name, now, listIds), contact_id: id, created_at: now });
         }
         for (let i = 0; i < members.length; i += MULTI_ROW) {
-          await trx
+          const joined = await trx
             .insertInto('notify_list_members')
             .values(members.slice(i, i + MULTI_ROW))
             .onConflict((oc) => oc.columns(['list_id', 'contact_id']).doNothing())
+            .returning(['list_id', 'contact_id'])
             .execute();
+          for (const r of joined) joins.push({ contactId: Number(r.contact_id), listId: Number(r.list_id) });
         }
-        for (const input of others) if ((await writeOne(trx, input, now, listIds)) === undefined) retry.push(input);
-        return retry;
+        for (const input of others) if ((await writeOne(trx, input, now, listIds, joins)) === undefined) retry.push(input);
+        return { lost: retry, events: await recordJoins(trx, outbox, joins, now) };
       });
+      outbox.publish(events);
       for (const input of lost) await this.upsert(input, now);
     },
     async getManyByEmailKey(keys) {
