@@ -81,10 +81,13 @@ async function withDatabase(engine: Engine, fn: (url: string) => Promise<void>):
   }
 }
 
-test('migration names are numbered one by one in the order they run', () => {
+test('migration names are numbered in the order they run, each number once', () => {
   const names = Object.keys(MIGRATIONS);
   assert.deepEqual(names, [...names].sort(), 'listed in sorted order');
-  names.forEach((name, i) => assert.match(name, new RegExp(`^${String(i + 1).padStart(3, '0')}_[a-z0-9_]+$`), name));
+  // numbers are handed out per branch, so a branch may lack the ones between (they arrive by merge)
+  const numbers = names.map((name) => Number(/^([0-9]{3})_[a-z0-9_]+$/.exec(name)?.[1]));
+  numbers.forEach((n, i) => assert.ok(n > (numbers[i - 1] ?? 0), names[i]));
+  assert.equal(numbers[0], 1);
 });
 
 for (const engine of ENGINES) {
