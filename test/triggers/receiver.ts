@@ -39,6 +39,7 @@ export async function startReceiver(answer: (req: IncomingMessage, res: ServerRe
       await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
     },
     async close() {
+      if (!server.listening) return;
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     },
