@@ -3,8 +3,10 @@ import { after, test } from 'node:test';
 import { RETRY_FOR_MS } from '../../src/core/outbound-delivery.ts';
 import { dripWorld, type DripWorld } from '../drips/helpers.ts';
 import { ENGINES } from '../helpers/engines.ts';
+import { call } from '../helpers/http.ts';
 import { startReceiver } from './receiver.ts';
 
+const ADMIN = 'admin-token-0123456789abcdef';
 const rows = (w: DripWorld) => w.notify.context.store.db.selectFrom('notify_outbound_events').selectAll().orderBy('id').execute();
 
 for (const engine of ENGINES) {
@@ -63,7 +65,7 @@ for (const engine of ENGINES) {
       res.on('close', () => {});
       write();
     });
-    const w = await dripWorld(engine, { webhooksOut: [{ url: receiver.url, secret: 's' }] });
+    const w = await dripWorld(engine, { webhooksOut: [{ url: receiver.url, secret: 's' }], adminToken: ADMIN });
     worlds.push(w);
     t.after(() => receiver.close());
     await w.notify.contacts.upsert({ email: 'r@example.com', lists: ['news'] });
@@ -115,5 +117,11 @@ for (const engine of ENGINES) {
     w.clock.advance(24 * 60 * 60_000);
     await w.notify.events.deliver();
     assert.equal(Number((await rows(w))[1].attempts), attempts, 'a dead event is not tried again');
+    const page = await call(w.notify, '/notify/admin/webhooks', { headers: { authorization: `Bearer ${ADMIN}` } });
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    assert.match(html, /dead: 1/);
+    assert.match(html, /delivered: 1/);
+    assert.ok(html.includes(dead.event_id) && html.includes('answered 500: database on fire'), 'the admin shows the dead event and why');
   });
 }

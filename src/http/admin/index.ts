@@ -5,11 +5,12 @@ import { registerAudiencePages } from './audience.ts';
 import { requireAdminToken } from './auth.ts';
 import { registerCampaignPages } from './campaigns.ts';
 import { registerOutboxPages } from './outbox.ts';
+import { registerWebhookPages } from './webhooks.ts';
 
 /**
  * The /notify/admin pages, mounted only when `adminToken` is set: campaigns with their stats and a
  * chart and its lifecycle actions (schedule, pause, resume, cancel, test copies: POST forms with a
- * per-session token, see csrf.ts), drip sequences with enrollments by status, the outbox, contacts and lists. Every
+ * per-session token, see csrf.ts), drip sequences with enrollments by status, the outbox, contacts and lists, outgoing webhooks (dead ones first). Every
  * request passes the token check first.
  */
 export const adminRoutes: RouteModule = (app, { ctx, views, recorder }) => {
@@ -23,4 +24,5 @@ export const adminRoutes: RouteModule = (app, { ctx, views, recorder }) => {
   registerCampaignPages(app, { ctx, views, stats: statsAfterFlush(createStatsService(ctx), recorder) });
   registerOutboxPages(app, { ctx, views });
   registerAudiencePages(app, { ctx, views });
+  registerWebhookPages(app, { ctx, views });
 };
