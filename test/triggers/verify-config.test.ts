@@ -79,3 +79,21 @@ for (const engine of ENGINES) {
     }
   });
 }
+
+for (const engine of ENGINES) {
+  test(`[${engine}] erasing a contact drops the outgoing webhook rows that name the address, and only those`, async () => {
+    const w = await dripWorld(engine, { webhooksOut: [{ url: 'http://127.0.0.1:9/x', secret: 's' }] });
+    try {
+      await w.notify.contacts.upsert({ email: 'gone_%@example.com', lists: ['news'] });
+      await w.notify.contacts.upsert({ email: 'stays@example.com', lists: ['news'] });
+      const bodies = async () => (await w.notify.context.store.db.selectFrom('notify_outbound_events').select('body').execute()).map((r) => r.body);
+      assert.equal((await bodies()).length, 2);
+      assert.equal(await w.notify.contacts.erase('gone_%@example.com'), true);
+      const left = await bodies();
+      assert.equal(left.length, 1);
+      assert.match(left[0], /stays@example\.com/);
+    } finally {
+      await w.close();
+    }
+  });
+}

@@ -203,8 +203,13 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect, 
     },
     async erase(id, emailHash, now) {
       return db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('notify_contacts').select(['unsubscribe_token', 'status']).where('id', '=', id).executeTakeFirst();
+        const row = await trx.selectFrom('notify_contacts').select(['unsubscribe_token', 'status', 'email']).where('id', '=', id).executeTakeFirst();
         if (!row) return false;
+        // outgoing webhook bodies name the address: those not yet delivered are dropped with the person, and delivered ones are no longer kept
+        await trx
+          .deleteFrom('notify_outbound_events')
+          .where(dialect.position(sql.ref('body'), `"email":${JSON.stringify(row.email)}`), '>', 0)
+          .execute();
         await trx
           .insertInto('notify_tombstones')
           .values({ token_hash: hashToken(row.unsubscribe_token), email_hash: emailHash, status: row.status, created_at: now })
