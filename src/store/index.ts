@@ -35,7 +35,7 @@ export function createDialect(url: string): StoreDialect {
 export function createStore(url: string, events?: EventSink): Store {
   const dialect = createDialect(url);
   const { db } = dialect;
-  const outbox = createOutbox(events);
+  const outbox = createOutbox(events, dialect);
   return {
     kind: dialect.kind,
     db,
