@@ -5,7 +5,7 @@ import { startGuard } from './lib/guard.ts';
 import { load } from './lib/load.ts';
 import { ROUNDS, sized } from './lib/options.ts';
 import { count, fmt, info, report, skip } from './lib/report.ts';
-import { countEvents, type SeededSends, seedSends } from './lib/seed.ts';
+import { countEvents, countOutbound, type SeededSends, seedSends } from './lib/seed.ts';
 import { median } from './lib/timing.ts';
 
 /**
@@ -13,6 +13,7 @@ import { median } from './lib/timing.ts';
  *   open with recording  vs  a bare node:http server answering the same GIF     target >= 0.6
  *   open with recording  vs  one awaited INSERT per request                     target >= 3
  *   click                vs  open                                               target >= 0.9
+ *   open with webhooksOut configured (each open also written to the outbox)  vs  open   target >= 0.95
  * Each server runs in its own process on the subject core; the load generator on the other.
  * All servers are up side by side and loaded in turn (bare, naive, open, click), ROUNDS times;
  * each ratio is the median of the per-round ratios, so a drift in the machine hits baseline and
@@ -38,18 +39,22 @@ async function answers(c: Server, path: string, expect: (r: Response) => boolean
 const isGif = (r: Response) => r.status === 200 && r.headers.get('content-type') === 'image/gif';
 const isRedirect = (r: Response) => r.status >= 300 && r.status < 400 && !!r.headers.get('location');
 
-type Figures = { bare: number; naive: number; open: number; click: number };
+type Figures = { bare: number; naive: number; open: number; click: number; hooked: number };
+
+/** an endpoint nobody serves: only the outbox writing is measured (no worker runs here) */
+const HOOKS = JSON.stringify([{ url: 'http://127.0.0.1:9/hooks', secret: 'bench', events: ['notify:email.opened'] }]);
 
 async function engine(kind: Engine): Promise<void> {
   if (kind === 'postgres' && !(await postgresAvailable())) return skip('pixel open [postgres]', 'PostgreSQL does not answer; set NOTIFY_BENCH_PG_URL');
-  const dbs: BenchDatabase[] = [benchDatabase(kind), benchDatabase(kind)];
+  const dbs: BenchDatabase[] = [benchDatabase(kind), benchDatabase(kind), benchDatabase(kind)];
   const servers: Server[] = [];
   try {
-    const [naiveData, notifyData] = await Promise.all(dbs.map((d) => seedSends(d.url, SENDS)));
+    const [naiveData, notifyData, hookedData] = await Promise.all(dbs.map((d) => seedSends(d.url, SENDS)));
     const bare = await server('bare-gif.ts');
     const naive = await server('naive-insert.ts', [dbs[0].url]);
     const notify = await server('notify.ts', [dbs[1].url], true);
-    servers.push(bare, naive, notify);
+    const hooked = await server('notify.ts', [dbs[2].url, HOOKS], true);
+    servers.push(bare, naive, notify, hooked);
     if (!(await answers(notify, openPaths(notifyData)[0], isGif))) return skip(`pixel open [${kind}]`, 'GET /notify/open/<token> does not answer the GIF');
     if (!(await answers(notify, notifyData.clickPaths[0], isRedirect))) return skip(`click [${kind}]`, 'GET /notify/click/<token>?l=<ref> does not redirect');
 
@@ -58,6 +63,7 @@ async function engine(kind: Engine): Promise<void> {
       ['naive', naive, openPaths(naiveData)],
       ['open', notify, openPaths(notifyData)],
       ['click', notify, notifyData.clickPaths],
+      ['hooked', hooked, openPaths(hookedData)],
     ];
     for (const [, s, paths] of subjects) await rps(s, paths, 1); // warm-up (JIT, pools, caches)
     const guard = await startGuard();
@@ -70,16 +76,19 @@ async function engine(kind: Engine): Promise<void> {
     const checked = guard.finish();
     await notify.stop();
     const answered = ((await notify.done()) as { answered?: Record<string, number> } | undefined)?.answered ?? {};
-    const recorded = { open: await countEvents(dbs[1].url, 'open'), click: await countEvents(dbs[1].url, 'click') };
+    await hooked.stop();
+    const hookedAnswered = ((await hooked.done()) as { answered?: Record<string, number> } | undefined)?.answered ?? {};
+    const recorded = { open: await countEvents(dbs[1].url, 'open'), click: await countEvents(dbs[1].url, 'click'), hooked: await countOutbound(dbs[2].url) };
     const med = (k: keyof Figures) => median(rounds.map((x) => x[k]));
     const ratio = (a: keyof Figures, b: keyof Figures) => median(rounds.map((x) => x[a] / x[b]));
     const all = (n: number, of: number, what: string) => `${n === of ? 'all' : 'ONLY'} ${count(n)} of ${count(of)} ${what} recorded`;
-    info(`medians of ${ROUNDS} rounds [${kind}]`, `bare ${fmt(med('bare'))}, naive ${fmt(med('naive'))}, open ${fmt(med('open'))}, click ${fmt(med('click'))} req/s`);
+    info(`medians of ${ROUNDS} rounds [${kind}]`, `bare ${fmt(med('bare'))}, naive ${fmt(med('naive'))}, open ${fmt(med('open'))}, click ${fmt(med('click'))}, open with webhooksOut ${fmt(med('hooked'))} req/s`);
     const line = (name: string, a: keyof Figures, b: keyof Figures, baselineName: string, limit: number, note?: string) =>
       report({ name: `${name} [${kind}]`, value: med(a), unit: 'req/s', baselineName, baseline: med(b), ratio: ratio(a, b), target: { on: 'ratio', op: '>=', limit }, note }, checked);
     line('pixel open with recording', 'open', 'bare', 'bare node:http GIF', 0.6, all(recorded.open, answered['200'] ?? 0, 'answered opens'));
     line('pixel open vs one INSERT per request', 'open', 'naive', 'one awaited INSERT per request', 3);
     line('click vs open', 'click', 'open', 'open', 0.9, all(recorded.click, answered['302'] ?? 0, 'redirects'));
+    line('pixel open with webhooksOut vs without', 'hooked', 'open', 'open without webhooksOut', 0.95, all(recorded.hooked, hookedAnswered['200'] ?? 0, 'answered opens as outbox rows'));
   } finally {
     for (const s of servers) await s.stop();
     for (const d of dbs) await d.drop();

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseMailboxUrl } from './bounces/mailbox-url.ts';
 import { envName, type Layer, readConfigFile, readEnvFile, readEnvironment } from './config-sources.ts';
+import { OUTBOUND_EVENT_TYPES } from './core/storage/outbound.ts';
 import { NotifyError } from './errors.ts';
 import { limiterStores } from './http/rate-limit/registry.ts';
 import { mailTransports } from './mail/registry.ts';
@@ -71,6 +72,33 @@ const dkimSpec = z.preprocess(
     )
     .strict()
     .optional(),
+);
+/** `[{ url, secret, events? }]`, or the same as JSON text (from .env or the environment). */
+const webhooksOutSpec = z.preprocess(
+  (v) => {
+    if (typeof v !== 'string') return v;
+    if (v.trim() === '') return [];
+    try {
+      return JSON.parse(v);
+    } catch {
+      return v;
+    }
+  },
+  z.array(
+    z
+      .object(
+        {
+          url: z.string().refine((v) => /^https?:\/\/[^\s/]+/i.test(v) && URL.canParse(v), 'must be an http(s) URL'),
+          secret: z.string().min(1, 'must not be empty (receivers check each request with it)'),
+          events: z
+            .array(z.string().refine((v) => (OUTBOUND_EVENT_TYPES as readonly string[]).includes(v), (v) => ({ message: `names an unknown event ${JSON.stringify(v)}: use ${OUTBOUND_EVENT_TYPES.join(', ')}` })))
+            .optional(),
+        },
+        { invalid_type_error: 'must be an object { url, secret, events? }' },
+      )
+      .strict(),
+    { invalid_type_error: 'must be a list [{ url, secret, events? }] (JSON text from .env or the environment)' },
+  ).refine((hooks) => new Set(hooks.map((h) => h.url)).size === hooks.length, 'names one URL twice: give it one entry with all its events'),
 );
 const domainName = z.string().refine((v) => v === '' || /^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(v), 'must be a domain name');
 
@@ -143,6 +171,8 @@ export const configSchema = z
     dkim: dkimSpec,
     trackOpens: bool.default(true),
     trackClicks: bool.default(true),
+    /** outgoing webhooks: each event (all, or those in `events`) is POSTed, signed with `secret`, by the worker */
+    webhooksOut: webhooksOutSpec.default([]),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();

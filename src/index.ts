@@ -2,7 +2,9 @@ export { createNotify, type CreateNotifyOptions, type Notify } from './notify.ts
 export { loadConfig, type Config, type ConfigInput, OPTION_NAMES, envName } from './config.ts';
 export { NotifyError, ErrorCodes, type ErrorCode, isNotifyError } from './errors.ts';
 export { manualClock, minutes, systemClock, type Clock } from './core/clock.ts';
-export type { NotifyEventMap, NotifyEventName } from './core/events.ts';
+export type { EmailOutcome, Engagement, EventContact, EventSend, NotifyEventMap, NotifyEventName } from './core/events.ts';
+export { events, type VerifyOptions } from './events/index.ts';
+export { OUTBOUND_EVENT_TYPES, type OutboundEventType } from './core/storage/outbound.ts';
 export type { Campaign, CampaignRunResult, CampaignStatus, CampaignStats, Contact, ContactInput, ContactStatus, DripRunResult, Enrollment, EnrollmentStatus, SendRecord, Sequence, Step } from './core/types.ts';
 export type { List, ListInput } from './core/lists.ts';
 export type { CampaignInput, CampaignListOptions } from './core/campaigns.ts';

@@ -14,6 +14,8 @@ import { exportPerson, type PersonData } from './core/person-data.ts';
 import { runDrips } from './core/drip-run.ts';
 import { createDripsService, type EnrollInput, type SequenceInput } from './core/drips.ts';
 import { createEvents, type NotifyEventMap, type NotifyEventName } from './core/events.ts';
+import { deliverOutbound, type OutboundRunResult } from './core/outbound-delivery.ts';
+import { createEventSink, createPost, events as eventHelpers } from './events/index.ts';
 import { type CampaignReport, createStatsService, type ReportOptions } from './core/stats.ts';
 import { type SendInput, sendOne } from './core/send.ts';
 import { newToken } from './core/tokens.ts';
@@ -121,6 +123,13 @@ export interface Notify {
   /** writes buffered open/click events now (close() does it too) */
   flush(): Promise<void>;
   on<E extends NotifyEventName>(event: E, fn: (payload: NotifyEventMap[E]) => void | Promise<void>): () => void;
+  /** outgoing webhooks (option webhooksOut) */
+  readonly events: {
+    /** for receivers: whether a Notify-Signature header signs this raw body with this secret, recently enough */
+    verify: typeof eventHelpers.verify;
+    /** one delivery run of what is due (the worker calls it every round) */
+    deliver(opts?: { signal?: AbortSignal }): Promise<OutboundRunResult>;
+  };
   /**
    * The bounce mailbox (options bounceMailbox + bounceDomain), undefined without one. Each poll
    * applies the reports it can map to a send exactly as webhook events are applied; the worker polls
@@ -143,11 +152,11 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
   const { clock, fetch: fetchImpl, logger, migrate, tracking, configFile, envFile, env, cwd, ...overrides } = options;
   const config = await loadConfig(overrides, { configFile, envFile, env, cwd });
   const log = logger ?? pino({ level: config.logLevel, name: 'notify' });
-  const store = createStore(config.database);
+  const events = createEvents((err, event) => log.error({ err, event }, 'event listener failed'));
+  const store = createStore(config.database, createEventSink(config, events));
   try {
     if (migrate !== false) await store.migrate();
     const secret = config.secret || (await store.meta.getOrSet('secret', newToken() + newToken()));
-    const events = createEvents((err, event) => log.error({ err, event }, 'event listener failed'));
     const base = { config, store, events, clock: clock ?? systemClock, log, secret, fetch: fetchImpl ?? globalThis.fetch };
     const webhook = await resolveWebhookDriver(config, { fetch: base.fetch, now: () => new Date(base.clock.now()), log, cwd: cwd ?? process.cwd() });
     // testMode builds a mailer that only logs: the configured one is never made
@@ -184,6 +193,7 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
   const closers: (() => Promise<void>)[] = [];
   const clicks = createClickResolver(ctx);
   const bounces = bounceMailboxFor(ctx);
+  const post = createPost(ctx.fetch);
   const app = createApp({ ctx, recorder, clicks, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn), webhook, notify: () => self }, ROUTES);
   const viaHono = getRequestListener((request, env) => app.fetch(request, env));
   const fastPath = createTrackingFastPath(ctx, recorder, clicks);
@@ -258,6 +268,10 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
     },
     flush: () => recorder.flush(),
     on: (event, fn) => ctx.events.on(event, fn),
+    events: {
+      verify: eventHelpers.verify,
+      deliver: whileOpen((opts?: { signal?: AbortSignal }) => deliverOutbound(ctx, post, opts)),
+    },
     bounces,
     context: ctx,
     async close() {

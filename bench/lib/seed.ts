@@ -69,3 +69,14 @@ export async function countEvents(url: string, type: string): Promise<number> {
     await store.close();
   }
 }
+
+/** Outgoing webhook rows written (one per open when webhooksOut takes notify:email.opened). */
+export async function countOutbound(url: string): Promise<number> {
+  const store = createStore(url);
+  try {
+    const row = await store.db.selectFrom('notify_outbound_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  } finally {
+    await store.close();
+  }
+}

@@ -7,7 +7,8 @@ import { BENCH_SECRET } from '../lib/seed.ts';
 /**
  * notify's controller on node:http, as an application mounts it. Counts the answers it gives by
  * status, so the parent can check that every 200 was recorded. On SIGTERM it stops accepting,
- * closes notify (which flushes what the recorder holds) and reports. Usage: notify.ts <database url>
+ * closes notify (which flushes what the recorder holds) and reports.
+ * Usage: notify.ts <database url> [<webhooksOut as JSON>]
  */
 const notify = await createNotify({
   database: process.argv[2],
@@ -18,6 +19,7 @@ const notify = await createNotify({
   baseUrl: 'http://127.0.0.1',
   secret: BENCH_SECRET,
   fromEmail: 'news@example.com',
+  ...(process.argv[3] ? { webhooksOut: process.argv[3] } : {}),
 });
 const answered: Record<number, number> = {};
 const count = (status: number) => {

@@ -141,9 +141,10 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'ev
       const contact = await required(idOrEmail);
       const list = await requireList(ctx, listName);
       const now = clock.now();
-      await store.lists.setMembership(list.id, contact.id, 'subscribed', now);
-      // Joining a list is the first opt-in of an address that only had one-off mail.
+      // Joining a list is the first opt-in of an address that only had one-off mail; the status
+      // changes first so the join counts as a subscriber's (triggered sequences, events).
       if (contact.status === 'transactional') await store.contacts.changeStatus(contact.id, 'subscribed', now);
+      await store.lists.setMembership(list.id, contact.id, 'subscribed', now);
       return (await store.contacts.getById(contact.id))!;
     },
     async unsubscribe(idOrEmail, listName) {

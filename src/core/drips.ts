@@ -3,6 +3,7 @@ import { NotifyError } from '../errors.ts';
 import type { ContentInput } from '../render/source.ts';
 import { minutes } from './clock.ts';
 import { createContactsService } from './contacts.ts';
+import { checkListName } from './lists.ts';
 import { checkMessage, optionalString } from './message-input.ts';
 import type { NewStep } from './storage/sequences.ts';
 import { type Enrollment, isSuppressedStatus, type Sequence } from './types.ts';
@@ -18,6 +19,12 @@ export interface StepInput extends ContentInput {
 export interface SequenceInput {
   name: string;
   steps: StepInput[];
+  /**
+   * `{ listJoined: name }`: a contact that joins that list from now on (upsert, subscribe, import,
+   * capture; with double opt-in once confirmed) is enrolled by itself, once per contact and sequence
+   * ever. The list is created when missing.
+   */
+  trigger?: { listJoined: string } | null;
 }
 
 export interface EnrollInput {
@@ -47,7 +54,8 @@ export function createDripsService(ctx: Context): DripsService {
   return {
     async createSequence(input) {
       const { name, steps } = validateSequence(ctx, input);
-      return ctx.store.sequences.create(name, steps, ctx.clock.now());
+      const triggerListId = input.trigger == null ? null : await triggerList(ctx, input.trigger);
+      return ctx.store.sequences.create(name, steps, ctx.clock.now(), triggerListId);
     },
     getSequence,
     async enroll(input) {
@@ -69,6 +77,17 @@ export function createDripsService(ctx: Context): DripsService {
       return ctx.store.enrollments.getById(id);
     },
   };
+}
+
+/** The list a trigger names (created when missing, as contact writes create the lists they name). */
+async function triggerList(ctx: Context, trigger: unknown): Promise<number> {
+  const keys = typeof trigger === 'object' && trigger !== null ? Object.keys(trigger) : [];
+  if (keys.length !== 1 || keys[0] !== 'listJoined') throw new NotifyError('INVALID_INPUT', 'trigger must be { listJoined: <list name> }', { field: 'trigger' });
+  const name = checkListName((trigger as { listJoined: unknown }).listJoined, 'trigger.listJoined');
+  const found = await ctx.store.lists.byName(name);
+  if (found) return found.id;
+  await ctx.store.lists.create({ name, description: null, public: false }, ctx.clock.now());
+  return (await ctx.store.lists.byName(name))!.id;
 }
 
 /** Every step is checked like a campaign (subject, one body, files, layout, Liquid), so a broken sequence fails now. */

@@ -36,12 +36,13 @@ export async function applyPreferences(ctx: Ctx, token: string | undefined, choi
   }
   const ticked = new Set(choice.lists);
   const now = ctx.clock.now();
+  // lifted first, so the lists joined below count as a subscriber's joins (triggered sequences, events)
+  if (found.lists.some((l) => ticked.has(l.id)) && (contact.status === 'unsubscribed' || contact.status === 'transactional')) {
+    await ctx.store.contacts.changeStatus(contact.id, 'subscribed', now);
+  }
   for (const list of found.lists) {
     if (ticked.has(list.id) && list.status !== 'subscribed') await ctx.store.lists.setMembership(list.id, contact.id, 'subscribed', now);
     if (!ticked.has(list.id) && list.status === 'subscribed') await leaveList(ctx, contact, list, { source: 'preferences', sendId: null, campaignId: null });
-  }
-  if (found.lists.some((l) => ticked.has(l.id)) && (contact.status === 'unsubscribed' || contact.status === 'transactional')) {
-    await ctx.store.contacts.changeStatus(contact.id, 'subscribed', now);
   }
   return readPreferences(ctx, token);
 }

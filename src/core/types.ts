@@ -177,6 +177,8 @@ export interface Sequence {
   name: string;
   created_at: Date;
   steps: Step[];
+  /** what enrols contacts by itself; null: only drips.enroll() does */
+  trigger: { listJoined: string } | null;
 }
 
 /** Result of one notify:process-drips run. */

@@ -1,5 +1,8 @@
 import { NotifyError } from '../errors.ts';
+import type { EventSink } from '../core/storage/outbound.ts';
 import type { Store } from './contract.ts';
+import { createOutbox, deferredOutbox } from './outbox.ts';
+import { createOutboundRepo } from './repos/outbound.ts';
 import type { StoreDialect } from './dialect.ts';
 import { migrateToLatest } from './migrations/index.ts';
 import { createPostgresDialect } from './postgres/index.ts';
@@ -30,45 +33,53 @@ export function createDialect(url: string): StoreDialect {
   throw new NotifyError('CONFIG_INVALID', `Option 'database' must be 'sqlite:<path>' or 'postgres://...' (got ${JSON.stringify(url)})`, { option: 'database' });
 }
 
-export function createStore(url: string): Store {
+/** `events`: where the events that store writes cause go (webhooksOut endpoints, in-process listeners) */
+export function createStore(url: string, events?: EventSink): Store {
   const dialect = createDialect(url);
   const { db } = dialect;
+  const outbox = createOutbox(events, dialect);
   return {
     kind: dialect.kind,
     db,
     dialect,
-    campaigns: createCampaignsRepo(db, dialect),
-    contacts: createContactsRepo(db, dialect),
+    campaigns: createCampaignsRepo(db, dialect, outbox),
+    contacts: createContactsRepo(db, dialect, outbox),
     counters: createCountersRepo(db),
     enrollments: createEnrollmentsRepo(db, dialect),
     events: createEventsRepo(db),
     history: createHistoryRepo(db),
     links: createLinksRepo(db),
-    lists: createListsRepo(db, dialect),
+    lists: createListsRepo(db, dialect, outbox),
     meta: createMetaRepo(db),
     stats: createStatsRepo(db),
-    tracking: createTrackingRepo(db, dialect),
-    optin: createOptinRepo(db),
+    tracking: createTrackingRepo(db, dialect, outbox),
+    optin: createOptinRepo(db, outbox),
+    outbound: createOutboundRepo(db, dialect),
     rateLimits: createRateLimitsRepo(db),
     pacing: createPacingRepo(db, dialect),
-    sends: createSendsRepo(db),
+    sends: createSendsRepo(db, outbox),
     webhookReceipts: createWebhookReceiptsRepo(db),
     sequences: createSequencesRepo(db, dialect),
-    transaction: (fn) =>
-      db.transaction().execute((trx) =>
+    async transaction(fn) {
+      // events the transaction's writes cause reach listeners only once it has committed
+      const held = deferredOutbox(outbox);
+      const result = await db.transaction().execute((trx) =>
         fn({
           kind: dialect.kind,
           db: trx,
-          campaigns: createCampaignsRepo(trx, dialect),
-          contacts: createContactsRepo(trx, dialect),
+          campaigns: createCampaignsRepo(trx, dialect, held.outbox),
+          contacts: createContactsRepo(trx, dialect, held.outbox),
           counters: createCountersRepo(trx),
           enrollments: createEnrollmentsRepo(trx, dialect),
           events: createEventsRepo(trx),
-          lists: createListsRepo(trx, dialect),
-          sends: createSendsRepo(trx),
+          lists: createListsRepo(trx, dialect, held.outbox),
+          sends: createSendsRepo(trx, held.outbox),
           webhookReceipts: createWebhookReceiptsRepo(trx),
         }),
-      ),
+      );
+      held.committed();
+      return result;
+    },
     async migrate() {
       try {
         await dialect.prepare();

@@ -129,7 +129,29 @@ export interface LinksTable {
 export interface SequencesTable {
   id: Generated<number>;
   name: string;
+  /** the list whose joiners the sequence enrols by itself */
+  trigger_list_id: number | null;
   created_at: number;
+}
+
+export interface OutboundEventsTable {
+  id: Generated<number>;
+  /** the id receivers see; the same on every try and for every endpoint of one event */
+  event_id: string;
+  endpoint: string;
+  type: string;
+  /** the exact JSON delivered, fixed when the event is written */
+  body: string;
+  /** pending | delivering | delivered | dead */
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  claim_token: string | null;
+  locked_at: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface StepsTable {
@@ -246,4 +268,5 @@ export interface Database {
   notify_send_pacing: SendPacingTable;
   notify_send_pacing_turns: SendPacingTurnsTable;
   notify_status_changes: StatusChangesTable;
+  notify_outbound_events: OutboundEventsTable;
 }

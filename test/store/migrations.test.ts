@@ -83,7 +83,7 @@ async function withDatabase(engine: Engine, fn: (url: string) => Promise<void>):
   }
 }
 
-test('migration names are numbered one by one in the order they run', () => {
+test('migration names are numbered in the order they run, each number once', () => {
   const names = Object.keys(MIGRATIONS);
   assert.deepEqual(names, [...names].sort(), 'listed in sorted order');
   const numbers = names.map((_, i) => String(i + 1).padStart(3, '0'));

@@ -83,6 +83,10 @@ export async function round(notify: Notify, signal: AbortSignal = new AbortContr
     if (!r.done && r.sent + r.failed + r.suppressed + r.deferred > 0 && r.status === 'sending') more = true;
   }
   if (notify.bounces && !signal.aborted) await pollBounces(notify.bounces);
+  if (ctx.config.webhooksOut.length > 0 && !signal.aborted) {
+    const w = await notify.events.deliver({ signal });
+    if (w.delivered + w.retried + w.dead + w.lost > 0) console.log(`webhooks: ${w.delivered} delivered, ${w.retried} to retry, ${w.dead} dead${w.lost ? `, ${w.lost} taken over by another worker` : ''}`);
+  }
   return more;
 }
 

@@ -9,6 +9,7 @@ import type { ListsRepo } from './lists.ts';
 import type { MetaRepo } from './meta.ts';
 import type { OptinRepo } from './optin.ts';
 import type { PacingRepo } from './pacing.ts';
+import type { OutboundRepo } from './outbound.ts';
 import type { RateLimitsRepo } from './rate-limits.ts';
 import type { SendsRepo } from './sends.ts';
 import type { SequencesRepo } from './sequences.ts';
@@ -37,6 +38,8 @@ export interface Store {
   readonly stats: StatsRepo;
   readonly tracking: TrackingRepo;
   readonly optin: OptinRepo;
+  /** the outbox of outgoing webhooks, as the worker delivers it */
+  readonly outbound: OutboundRepo;
   readonly rateLimits: RateLimitsRepo;
   /** next sending turns for `rateLimitStore: 'database'` */
   readonly pacing: PacingRepo;

@@ -5,7 +5,7 @@ export type NewStep = Omit<Step, 'id' | 'sequence_id' | 'position'>;
 
 export interface SequencesRepo {
   /** the sequence and its steps in one transaction; a taken name is DUPLICATE */
-  create(name: string, steps: NewStep[], now: number): Promise<Sequence>;
+  create(name: string, steps: NewStep[], now: number, triggerListId?: number | null): Promise<Sequence>;
   getById(id: number): Promise<Sequence | undefined>;
   getByName(name: string): Promise<Sequence | undefined>;
   /** the steps of several sequences, each list in position order */

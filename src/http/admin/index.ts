@@ -19,13 +19,15 @@ import { registerOutboxPages } from './outbox.ts';
 import { registerSequencePages } from './sequences.ts';
 import { hasSession } from './session.ts';
 import { registerSignIn } from './sign-in.ts';
+import { registerWebhookPages } from './webhooks.ts';
 
 const SCRIPT = readFileSync(join(SHIPPED_VIEWS, 'notify/admin/console.js'));
 
 /**
  * The /notify/admin pages, mounted only when `adminToken` is set: sign-in to a session cookie,
  * campaigns with their stats, a chart and their lifecycle actions, composing a campaign with a live
- * preview and audience count, drip sequences, the outbox, contacts and lists. Every request passes
+ * preview and audience count, drip sequences, the outbox, contacts and lists, outgoing webhooks
+ * (dead ones first). Every request passes
  * the token or session check first; every form carries the session's form token (csrf.ts).
  */
 export const adminRoutes: RouteModule = (app, parts) => {
@@ -71,4 +73,5 @@ export const adminRoutes: RouteModule = (app, parts) => {
   registerImportPages(app, { ctx, views, imports });
   registerOutboxPages(app, { ctx, views });
   registerAudiencePages(app, { ctx, views });
+  registerWebhookPages(app, { ctx, views });
 };

@@ -22,7 +22,7 @@ export const sequenceSchemas: Record<string, JsonSchema> = {
     text: nullable(str),
     layout: layout,
   }),
-  Sequence: record({ id: int, name: str, created_at: dateTime, steps: arrayOf(ref('Step')) }),
+  Sequence: record({ id: int, name: str, created_at: dateTime, steps: arrayOf(ref('Step')), trigger: nullable(record({ listJoined: str })) }),
   SequenceSummary: record({
     id: int,
     name: str,
@@ -67,7 +67,7 @@ export const sequenceRoutes: ApiRoute[] = [
     operationId: 'createSequence',
     tag: 'sequences',
     summary: 'Create a drip sequence (every step checked like a campaign)',
-    body: { schema: input({ name: text(200), steps: arrayOf(step, { minItems: 1, maxItems: 100 }) }, ['name', 'steps']) },
+    body: { schema: input({ name: text(200), steps: arrayOf(step, { minItems: 1, maxItems: 100 }), trigger: nullable(input({ listJoined: text(100) }, ['listJoined'])) }, ['name', 'steps']) },
     responses: { 201: { description: 'the new sequence', schema: ref('Sequence') } },
     problems: [409, 422],
     handle: async ({ deps, body }) => ({ status: 201, body: await deps.notify.drips.createSequence(body as SequenceInput) }),

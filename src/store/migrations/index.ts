@@ -13,6 +13,7 @@ import * as campaignLifecycle from './009_campaign_lifecycle.ts';
 import * as sendDeferral from './010_send_deferral.ts';
 import * as sendPacing from './011_send_pacing.ts';
 import * as statusChanges from './012_status_changes.ts';
+import * as triggersOutbound from './013_triggers_outbound.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /**
@@ -41,6 +42,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '010_send_deferral': sendDeferral,
   '011_send_pacing': sendPacing,
   '012_status_changes': statusChanges,
+  '013_triggers_outbound': triggersOutbound,
 };
 
 export interface MigrateResult {

@@ -3,6 +3,7 @@ import { parseSegment, type Segment } from '../../core/segments.ts';
 import type { AudienceOf, CampaignChanges, CampaignsRepo } from '../../core/storage/campaigns.ts';
 import { type Campaign, type CampaignStatus, NOT_OPTED_IN_STATUSES, SUPPRESSED_STATUSES } from '../../core/types.ts';
 import type { StoreDialect } from '../dialect.ts';
+import { atomically, type Outbox } from '../outbox.ts';
 import { layoutColumn, layoutOf, parseJson, toDate } from '../rows.ts';
 import type { CampaignsTable, Database } from '../schema.ts';
 import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
@@ -33,7 +34,7 @@ function toCampaign(row: Row): Campaign {
   };
 }
 
-export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect): CampaignsRepo {
+export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): CampaignsRepo {
   const byId = (id: number) =>
     db
       .selectFrom('notify_campaigns')
@@ -111,13 +112,28 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect)
     },
     async transition(id, from, to, fields, now) {
       if (from.length === 0) return undefined;
-      const res = await db
-        .updateTable('notify_campaigns')
-        .set({ status: to, ...(to === 'sent' ? { sent_at: now } : {}), ...fields })
-        .where('id', '=', id)
-        .where('status', 'in', [...from])
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) return undefined;
+      const announce = to === 'sent' && outbox.wants('notify:campaign.sent');
+      const change = async (trx: Kysely<Database>) => {
+        const res = await trx
+          .updateTable('notify_campaigns')
+          .set({ status: to, ...(to === 'sent' ? { sent_at: now } : {}), ...fields })
+          .where('id', '=', id)
+          .where('status', 'in', [...from])
+          .executeTakeFirst();
+        if (Number(res.numUpdatedRows) !== 1) return undefined;
+        if (!announce) return [];
+        const row = await trx.selectFrom('notify_campaigns').select(['name', 'subject']).where('id', '=', id).executeTakeFirstOrThrow();
+        const counts = await trx.selectFrom('notify_campaign_counters').selectAll().where('campaign_id', '=', id).executeTakeFirst();
+        const event = {
+          type: 'notify:campaign.sent' as const,
+          data: { campaign: { id, name: row.name, subject: row.subject }, sent: Number(counts?.sent ?? 0), failed: Number(counts?.failed ?? 0), suppressed: Number(counts?.suppressed ?? 0) },
+        };
+        await outbox.write(trx, [event], now);
+        return [event];
+      };
+      const events = announce ? await atomically(db, change) : await change(db);
+      if (!events) return undefined;
+      outbox.publish(events);
       return toCampaign((await byId(id))!);
     },
     async update(id, from, changes) {

@@ -4,6 +4,7 @@ import type { ContactStatus } from '../../core/types.ts';
 import type { JsonRowColumn, StoreDialect } from '../dialect.ts';
 import { parseJson } from '../rows.ts';
 import type { ContactsTable, Database } from '../schema.ts';
+import type { Join } from './joins.ts';
 
 /** The list of that name in any case, the exact spelling first; undefined when there is none. */
 export function findListNamed(db: Kysely<Database>, dialect: StoreDialect, name: string) {
@@ -87,9 +88,9 @@ export function contactWrites(dialect: StoreDialect) {
   /**
    * One upsert's writes inside the caller's transaction; the contact's id, or undefined when another
    * writer inserted the address meanwhile (the caller retries it as an update). `listIds` caches
-   * list ids by name across the rows of one import batch.
+   * list ids by name across the rows of one import batch; the lists it newly joined are added to `joins`.
    */
-  const writeOne = async (trx: Kysely<Database>, input: ContactWrite, now: number, listIds: Map<string, number>): Promise<number | undefined> => {
+  const writeOne = async (trx: Kysely<Database>, input: ContactWrite, now: number, listIds: Map<string, number>, joins: Join[]): Promise<number | undefined> => {
         const existing = await trx.selectFrom('notify_contacts').selectAll().where('email_key', '=', input.email_key).executeTakeFirst();
         let contactId: number;
         if (!existing) {
@@ -121,21 +122,26 @@ export function contactWrites(dialect: StoreDialect) {
         for (const name of new Set(input.lists ?? [])) {
           const listId = await listIdOf(trx, name, now, listIds);
           // a member who left this list stays out: only an explicit subscribe brings them back
-          await trx
+          const joined = await trx
             .insertInto('notify_list_members')
             .values({ list_id: listId, contact_id: contactId, created_at: now })
             .onConflict((oc) => oc.columns(['list_id', 'contact_id']).doNothing())
-            .execute();
+            .returning('list_id')
+            .executeTakeFirst();
+          if (joined) joins.push({ contactId, listId });
         }
         return contactId;
   };
-  const insertMembers = async (trx: Kysely<Database>, members: Member[]) => {
+  /** adds the memberships that do not exist yet; the ones it added go to `joins` */
+  const insertMembers = async (trx: Kysely<Database>, members: Member[], joins: Join[]) => {
     for (let i = 0; i < members.length; i += MULTI_ROW) {
-      await trx
+      const joined = await trx
         .insertInto('notify_list_members')
         .values(members.slice(i, i + MULTI_ROW))
         .onConflict((oc) => oc.columns(['list_id', 'contact_id']).doNothing())
+        .returning(['list_id', 'contact_id'])
         .execute();
+      for (const r of joined) joins.push({ contactId: Number(r.contact_id), listId: Number(r.list_id) });
     }
   };
 
@@ -144,9 +150,10 @@ export function contactWrites(dialect: StoreDialect) {
    * memberships: what writeOne does for each, without a round trip per row. The rows are locked
    * in id order while the new values are worked out from them, so a concurrent write waits rather
    * than being lost, and two batches touching the same contacts never deadlock. Returns the inputs
-   * whose contact is gone (erased meanwhile), for the caller to write as new.
+   * whose contact is gone (erased meanwhile), for the caller to write as new; the lists newly
+   * joined go to `joins`.
    */
-  const updateExisting = async (trx: Kysely<Database>, inputs: ContactWrite[], now: number, listIds: Map<string, number>) => {
+  const updateExisting = async (trx: Kysely<Database>, inputs: ContactWrite[], now: number, listIds: Map<string, number>, joins: Join[]) => {
     if (inputs.length === 0) return [];
     const stored = new Map<string, Selectable<ContactsTable>>();
     for (let i = 0; i < inputs.length; i += MULTI_ROW) {
@@ -172,7 +179,7 @@ export function contactWrites(dialect: StoreDialect) {
       const chunk = rows.slice(i, i + MULTI_ROW).map((r) => ({ ...r, attributes: dialect.jsonRowValue(r.attributes) }));
       await sql`update notify_contacts as c set ${set} from (${dialect.jsonRows(JSON.stringify(chunk), UPDATE_COLUMNS)}) as v where c.id = v.id`.execute(trx);
     }
-    await insertMembers(trx, members);
+    await insertMembers(trx, members, joins);
     return gone;
   };
   return { insertNew, insertMembers, listIdOf, updateExisting, writeOne };

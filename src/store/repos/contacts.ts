@@ -6,12 +6,14 @@ import type { StoreDialect } from '../dialect.ts';
 import { parseJson, toDate } from '../rows.ts';
 import type { ContactsTable, Database } from '../schema.ts';
 import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
+import type { Outbox } from '../outbox.ts';
 import { contactWrites, findListNamed } from './contact-writes.ts';
+import { type Join, recordJoins } from './joins.ts';
 import { eraseEvents, exportPage, forgetSuppressedRecipient, listId, personRows } from './person-data.ts';
 
 type Row = Selectable<ContactsTable>;
 
-export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect): ContactsRepo {
+export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): ContactsRepo {
   /** the lists each contact is subscribed to, by contact id */
   const listsOf = async (ids: number[]) => {
     const out = new Map<number, string[]>(ids.map((id) => [id, []]));
@@ -95,14 +97,21 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
       return Number(row?.n ?? 0);
     },
     async upsert(input, now) {
-      const id = await db.transaction().execute((trx) => writeOne(trx, input, now, new Map()));
+      const written = await db.transaction().execute(async (trx) => {
+        const joins: Join[] = [];
+        const contactId = await writeOne(trx, input, now, new Map(), joins);
+        return { contactId, events: contactId === undefined ? [] : await recordJoins(trx, outbox, joins, now) };
+      });
+      const id = written.contactId;
       if (id === undefined) return this.upsert(input, now);
+      outbox.publish(written.events);
       return (await toContact(await byId(id)))!;
     },
     async upsertMany(inputs, now) {
       if (inputs.length === 0) return;
-      const lost = await db.transaction().execute(async (trx) => {
+      const { lost, events } = await db.transaction().execute(async (trx) => {
         const listIds = new Map<string, number>();
+        const joins: Join[] = [];
         const existing = new Set((await trx.selectFrom('notify_contacts').select('email_key').where('email_key', 'in', [...new Set(inputs.map((i) => i.email_key))]).execute()).map((r) => r.email_key));
         // New addresses (each once) in one multi-row INSERT, existing ones in one UPDATE, their
         // memberships in one INSERT each; an address given twice in the call, row by row after them.
@@ -124,11 +133,12 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
           }
           for (const name of new Set(input.lists ?? [])) members.push({ list_id: await listIdOf(trx, name, now, listIds), contact_id: id, created_at: now });
         }
-        await insertMembers(trx, members);
-        const gone = await updateExisting(trx, [...known.values()], now, listIds);
-        for (const input of [...gone, ...repeated]) if ((await writeOne(trx, input, now, listIds)) === undefined) retry.push(input);
-        return retry;
+        await insertMembers(trx, members, joins);
+        const gone = await updateExisting(trx, [...known.values()], now, listIds, joins);
+        for (const input of [...gone, ...repeated]) if ((await writeOne(trx, input, now, listIds, joins)) === undefined) retry.push(input);
+        return { lost: retry, events: await recordJoins(trx, outbox, joins, now) };
       });
+      outbox.publish(events);
       for (const input of lost) await this.upsert(input, now);
     },
     async getManyByEmailKey(keys) {
@@ -187,8 +197,13 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect):
     },
     async erase(id, emailHash, now) {
       return db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('notify_contacts').select(['unsubscribe_token', 'status']).where('id', '=', id).executeTakeFirst();
+        const row = await trx.selectFrom('notify_contacts').select(['unsubscribe_token', 'status', 'email']).where('id', '=', id).executeTakeFirst();
         if (!row) return false;
+        // outgoing webhook bodies name the address: those not yet delivered are dropped with the person, and delivered ones are no longer kept
+        await trx
+          .deleteFrom('notify_outbound_events')
+          .where(dialect.position(sql.ref('body'), `"email":${JSON.stringify(row.email)}`), '>', 0)
+          .execute();
         await trx
           .insertInto('notify_tombstones')
           .values({ token_hash: hashToken(row.unsubscribe_token), email_hash: emailHash, status: row.status, created_at: now })

@@ -2,9 +2,11 @@ import { type Kysely, sql } from 'kysely';
 import type { ListsRepo, Membership } from '../../core/storage/lists.ts';
 import type { StoreDialect } from '../dialect.ts';
 import { toDate } from '../rows.ts';
+import { atomically, type Outbox } from '../outbox.ts';
 import type { Database } from '../schema.ts';
+import { recordJoins } from './joins.ts';
 
-export function createListsRepo(db: Kysely<Database>, dialect: StoreDialect): ListsRepo {
+export function createListsRepo(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): ListsRepo {
   const byName = async (trx: Kysely<Database>, name: string) => {
     const row = await trx
       .selectFrom('notify_lists')
@@ -60,18 +62,24 @@ export function createListsRepo(db: Kysely<Database>, dialect: StoreDialect): Li
       await db.deleteFrom('notify_lists').where('id', '=', listId).execute();
     },
     async setMembership(listId, contactId, status, now) {
-      await db
-        .insertInto('notify_list_members')
-        .values({ list_id: listId, contact_id: contactId, created_at: now, status, unsubscribed_at: status === 'unsubscribed' ? now : null })
-        .onConflict((oc) =>
-          oc.columns(['list_id', 'contact_id']).doUpdateSet({
-            status,
-            unsubscribed_at: status === 'unsubscribed' ? now : null,
-            // rejoining counts from now
-            ...(status === 'subscribed' ? { created_at: now } : {}),
-          }),
-        )
-        .execute();
+      const events = await atomically(db, async (trx) => {
+        const before = await trx.selectFrom('notify_list_members').select('status').where('list_id', '=', listId).where('contact_id', '=', contactId).executeTakeFirst();
+        await trx
+          .insertInto('notify_list_members')
+          .values({ list_id: listId, contact_id: contactId, created_at: now, status, unsubscribed_at: status === 'unsubscribed' ? now : null })
+          .onConflict((oc) =>
+            oc.columns(['list_id', 'contact_id']).doUpdateSet({
+              status,
+              unsubscribed_at: status === 'unsubscribed' ? now : null,
+              // rejoining counts from now
+              ...(status === 'subscribed' ? { created_at: now } : {}),
+            }),
+          )
+          .execute();
+        const joined = status === 'subscribed' && before?.status !== 'subscribed';
+        return joined ? recordJoins(trx, outbox, [{ contactId, listId }], now) : [];
+      });
+      outbox.publish(events);
     },
     async leave(listId, contactId, now) {
       const res = await db

@@ -2,6 +2,8 @@ import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysel
 import { type NewSend, type SendOutcome, type SendsRepo, type StepSend, stepKey } from '../../core/storage/sends.ts';
 import type { SendRecord, SendStatus, SuppressedRecipient } from '../../core/types.ts';
 import { toDate } from '../rows.ts';
+import type { OutboundEvent } from '../../core/storage/outbound.ts';
+import { atomically, type Outbox } from '../outbox.ts';
 import type { Database, SendsTable } from '../schema.ts';
 
 type Row = Selectable<SendsTable>;
@@ -50,7 +52,7 @@ const values = (r: NewSend, now: number) => ({
   updated_at: now,
 });
 
-export function createSendsRepo(db: Kysely<Database>): SendsRepo {
+export function createSendsRepo(db: Kysely<Database>, outbox: Outbox): SendsRepo {
   const one = async (where: 'id' | 'token' | 'message_id', v: string | number) => {
     const row = await db.selectFrom('notify_sends').selectAll().where(where, '=', v as never).executeTakeFirst();
     return row && toSendRecord(row);
@@ -115,14 +117,24 @@ export function createSendsRepo(db: Kysely<Database>): SendsRepo {
       return Number(res.numUpdatedRows) === 1;
     },
     async finish(outcomes, now) {
-      // one UPDATE per status (and, for deferred ones, per retry time): few distinct values per group
-      const groups = new Map<string, SendOutcome[]>();
-      for (const o of outcomes) {
-        const key = `${o.status}:${o.status === 'deferred' ? o.next_attempt_at : ''}`;
-        groups.set(key, [...(groups.get(key) ?? []), o]);
-      }
-      let changed = 0;
-      for (const group of groups.values()) for (let i = 0; i < group.length; i += 500) changed += await finishGroup(db, group.slice(i, i + 500), now);
+      const announce = outbox.wants('notify:email.sent') || outbox.wants('notify:email.failed');
+      const write = async (trx: Kysely<Database>) => {
+        // one UPDATE per status (and, for deferred ones, per retry time): few distinct values per group
+        const groups = new Map<string, SendOutcome[]>();
+        for (const o of outcomes) {
+          const key = `${o.status}:${o.status === 'deferred' ? o.next_attempt_at : ''}`;
+          groups.set(key, [...(groups.get(key) ?? []), o]);
+        }
+        const rows: Row[] = [];
+        let changed = 0;
+        for (const group of groups.values()) for (let i = 0; i < group.length; i += 500) changed += await finishGroup(trx, group.slice(i, i + 500), now, announce ? rows : undefined);
+        const events = rows.flatMap((r) => emailEvent(r, outbox));
+        await outbox.write(trx, events, now);
+        return { changed, events };
+      };
+      // without anyone to tell, the outcomes need no transaction of their own (the rows count, not their order)
+      const { changed, events } = announce ? await atomically(db, write) : await write(db);
+      outbox.publish(events);
       return changed;
     },
     async takeWaiting(campaignId, now, staleBefore, limit) {
@@ -170,8 +182,26 @@ export function createSendsRepo(db: Kysely<Database>): SendsRepo {
   };
 }
 
-/** One UPDATE for a group of outcomes with the same status (and retry time); per-row values through CASE. */
-async function finishGroup(db: Kysely<Database>, group: SendOutcome[], now: number): Promise<number> {
+/** `notify:email.sent` / `notify:email.failed` of a row whose outcome this call wrote, when wanted. */
+function emailEvent(r: Row, outbox: Outbox): OutboundEvent[] {
+  const type = r.status === 'sent' ? 'notify:email.sent' : r.status === 'failed' ? 'notify:email.failed' : undefined;
+  if (!type || !outbox.wants(type)) return [];
+  const data: Record<string, unknown> = {
+    send: { id: Number(r.id), campaign_id: num(r.campaign_id), enrollment_id: num(r.enrollment_id), contact_id: num(r.contact_id), message_id: r.message_id },
+    email: r.to_email,
+    subject: r.subject,
+  };
+  if (type === 'notify:email.failed') data.error = r.error;
+  return [{ type, data }];
+}
+
+const num = (v: number | null) => (v === null ? null : Number(v));
+
+/**
+ * One UPDATE for a group of outcomes with the same status (and retry time); per-row values through
+ * CASE. The rows changed go into `rows` when given.
+ */
+async function finishGroup(db: Kysely<Database>, group: SendOutcome[], now: number, rows?: Row[]): Promise<number> {
   if (group.length === 0) return 0;
   const { status, next_attempt_at } = group[0];
   const ids = group.map((o) => o.id);
@@ -179,7 +209,7 @@ async function finishGroup(db: Kysely<Database>, group: SendOutcome[], now: numb
     const whens = group.filter((o) => pick(o) != null).map((o) => sql`when ${o.id} then cast(${pick(o)} as text)`);
     return whens.length ? sql`case id ${sql.join(whens, sql` `)} else null end` : sql`null`;
   };
-  const res = await db
+  const update = db
     .updateTable('notify_sends')
     .set({
       status,
@@ -190,7 +220,11 @@ async function finishGroup(db: Kysely<Database>, group: SendOutcome[], now: numb
       updated_at: now,
     })
     .where('id', 'in', ids)
-    .where('status', '=', 'sending')
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows);
+    .where('status', '=', 'sending');
+  if (rows) {
+    const changed = await update.returningAll().execute();
+    rows.push(...changed);
+    return changed.length;
+  }
+  return Number((await update.executeTakeFirst()).numUpdatedRows);
 }

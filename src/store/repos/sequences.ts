@@ -30,16 +30,22 @@ export function createSequencesRepo(db: Kysely<Database>, dialect: Pick<StoreDia
     return out;
   };
   const one = async (where: 'id' | 'name', v: number | string): Promise<Sequence | undefined> => {
-    const row = await db.selectFrom('notify_sequences').selectAll().where(where, '=', v as never).executeTakeFirst();
+    const row = await db
+      .selectFrom('notify_sequences as s')
+      .leftJoin('notify_lists as l', 'l.id', 's.trigger_list_id')
+      .select(['s.id', 's.name', 's.created_at', 'l.name as trigger_list'])
+      .where(`s.${where}`, '=', v as never)
+      .executeTakeFirst();
     if (!row) return undefined;
     const id = Number(row.id);
-    return { id, name: row.name, created_at: toDate(row.created_at)!, steps: (await stepsOf([id])).get(id) ?? [] };
+    const trigger = row.trigger_list === null ? null : { listJoined: row.trigger_list };
+    return { id, name: row.name, created_at: toDate(row.created_at)!, steps: (await stepsOf([id])).get(id) ?? [], trigger };
   };
   return {
-    async create(name, steps, now) {
+    async create(name, steps, now, triggerListId = null) {
       const insert = () =>
         db.transaction().execute(async (trx) => {
-          const row = await trx.insertInto('notify_sequences').values({ name, created_at: now }).returning('id').executeTakeFirstOrThrow();
+          const row = await trx.insertInto('notify_sequences').values({ name, trigger_list_id: triggerListId, created_at: now }).returning('id').executeTakeFirstOrThrow();
           const sequenceId = Number(row.id);
           await trx
             .insertInto('notify_steps')

@@ -2,6 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import { addDelta, type CounterDeltas } from '../../core/storage/counters.ts';
 import type { EventLabeler, SendRef, TrackedEvent, TrackingBatchResult, TrackingRepo } from '../../core/storage/tracking-batches.ts';
 import type { JsonRowColumn, StoreDialect } from '../dialect.ts';
+import type { OutboundEvent } from '../../core/storage/outbound.ts';
+import type { Outbox } from '../outbox.ts';
 import type { Database } from '../schema.ts';
 import { createCountersRepo } from './counters.ts';
 import { findBursts, relabelBursts } from './link-bursts.ts';
@@ -17,9 +19,13 @@ const FIRSTS: { column: FirstColumn; type: 'open' | 'click'; human: boolean; cou
 // Sends per lookup and per first-timestamp UPDATE (2 bind parameters each in the CASE).
 const CHUNK = 1000;
 
-export function createTrackingRepo(db: Kysely<Database>, dialect: StoreDialect): TrackingRepo {
+export function createTrackingRepo(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): TrackingRepo {
   return {
-    applyBatch: (events, label) => dialect.writeTransaction(db, (trx) => applyInTransaction(trx, dialect, events, label)),
+    async applyBatch(events, label) {
+      const { result, announced } = await dialect.writeTransaction(db, (trx) => applyInTransaction(trx, dialect, outbox, events, label));
+      outbox.publish(announced);
+      return result;
+    },
     async sendByToken(token) {
       const row = await db.selectFrom('notify_sends').select(['id', 'campaign_id', 'contact_id', 'sent_at']).where('token', '=', token).executeTakeFirst();
       return row && { id: Number(row.id), campaign_id: num(row.campaign_id), contact_id: num(row.contact_id), sent_at: num(row.sent_at) };
@@ -27,13 +33,15 @@ export function createTrackingRepo(db: Kysely<Database>, dialect: StoreDialect):
   };
 }
 
-async function applyInTransaction(trx: Kysely<Database>, dialect: StoreDialect, events: TrackedEvent[], label: EventLabeler): Promise<TrackingBatchResult> {
+async function applyInTransaction(trx: Kysely<Database>, dialect: StoreDialect, outbox: Outbox, events: TrackedEvent[], label: EventLabeler): Promise<{ result: TrackingBatchResult; announced: OutboundEvent[] }> {
   const sends = await lockSends(trx, dialect, [...new Set(events.map((e) => e.token))]);
   const bursts = await findBursts(
     trx,
     events.flatMap((e) => (e.type === 'click' && sends.has(e.token) ? [{ event: e, sendId: sends.get(e.token)!.id }] : [])),
   );
   const rows: EventRowJson[] = [];
+  const announced: OutboundEvent[] = [];
+  const announce = { open: outbox.wants('notify:email.opened'), click: outbox.wants('notify:email.clicked') };
   const firsts = new Map<number, Partial<Record<FirstColumn, number>>>();
   let unknown = 0;
   for (const e of events) {
@@ -54,6 +62,7 @@ async function applyInTransaction(trx: Kysely<Database>, dialect: StoreDialect, 
       machine_reason: reason,
       created_at: e.at,
     });
+    if (announce[e.type]) announced.push(engagementEvent(e, send, isMachine, reason));
     const f = firsts.get(send.id) ?? {};
     for (const c of FIRSTS) if (c.type === e.type && (!c.human || !isMachine) && (f[c.column] === undefined || e.at < f[c.column]!)) f[c.column] = e.at;
     firsts.set(send.id, f);
@@ -69,7 +78,23 @@ async function applyInTransaction(trx: Kysely<Database>, dialect: StoreDialect, 
   for (const [campaignId, d] of burstDeltas) addDelta(deltas, campaignId, d);
   await setFirsts(trx, updates);
   await createCountersRepo(trx).add(deltas);
-  return { inserted: rows.length, unknown, firstOpens, firstClicks };
+  // the batch's own time (the requests' clock), not this machine's: rows stay due when a test's clock is
+  await outbox.write(trx, announced, Math.max(...events.map((e) => e.at)));
+  return { result: { inserted: rows.length, unknown, firstOpens, firstClicks }, announced };
+}
+
+/** `notify:email.opened` / `notify:email.clicked` of one stored event; a click names its link by its position in the email. */
+function engagementEvent(e: TrackedEvent, send: SendRow, isMachine: boolean, reason: string | null): OutboundEvent {
+  return {
+    type: e.type === 'open' ? 'notify:email.opened' : 'notify:email.clicked',
+    data: {
+      send: { id: send.id, campaign_id: send.campaign_id, contact_id: send.contact_id },
+      at: new Date(e.at).toISOString(),
+      ...(e.type === 'click' ? { link_index: e.link_index } : {}),
+      isMachine,
+      machineReason: reason,
+    },
+  };
 }
 
 /** Which first timestamps this batch sets (the rows are locked, so "still null" is decided here). */
