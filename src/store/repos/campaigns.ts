@@ -3,7 +3,7 @@ import { parseSegment, type Segment } from '../../core/segments.ts';
 import type { AudienceOf, CampaignChanges, CampaignsRepo } from '../../core/storage/campaigns.ts';
 import { type Campaign, type CampaignStatus, NOT_OPTED_IN_STATUSES, SUPPRESSED_STATUSES } from '../../core/types.ts';
 import type { StoreDialect } from '../dialect.ts';
-import { layoutColumn, layoutOf, parseJson, toDate } from '../rows.ts';
+import { flagColumn, flagOf, layoutColumn, layoutOf, parseJson, toDate } from '../rows.ts';
 import type { CampaignsTable, Database } from '../schema.ts';
 import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
 
@@ -30,6 +30,8 @@ function toCampaign(row: Row): Campaign {
     sent_at: toDate(row.sent_at),
     send_at: toDate(row.send_at),
     status_reason: row.status_reason ?? null,
+    track_opens: flagOf(row.track_opens),
+    track_clicks: flagOf(row.track_clicks),
   };
 }
 
@@ -60,12 +62,14 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect)
 
   return {
     async create(input, now) {
-      const { data, headers, layout, segment, ...rest } = input;
+      const { data, headers, layout, segment, track_opens, track_clicks, ...rest } = input;
       const row = await db
         .insertInto('notify_campaigns')
         .values({
           ...rest,
           layout: layoutColumn(layout),
+          track_opens: flagColumn(track_opens),
+          track_clicks: flagColumn(track_clicks),
           data: JSON.stringify(data),
           headers: JSON.stringify(headers),
           segment: segment === null ? null : JSON.stringify(segment),
@@ -190,9 +194,11 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect)
 
 /** The columns of an update: JSON fields as text, the layout as its column form. */
 function changeColumns(changes: CampaignChanges) {
-  const { data, headers, layout, segment, ...rest } = changes;
+  const { data, headers, layout, segment, track_opens, track_clicks, ...rest } = changes;
   return {
     ...rest,
+    ...(track_opens !== undefined ? { track_opens: flagColumn(track_opens) } : {}),
+    ...(track_clicks !== undefined ? { track_clicks: flagColumn(track_clicks) } : {}),
     ...(data !== undefined ? { data: JSON.stringify(data) } : {}),
     ...(headers !== undefined ? { headers: JSON.stringify(headers) } : {}),
     ...(layout !== undefined ? { layout: layoutColumn(layout) } : {}),
