@@ -29,9 +29,6 @@ export function needsSmtpUtf8(address: string): boolean {
 /** The SMTPUTF8_REQUIRED error for a transport that cannot carry these addresses. */
 export function smtpUtf8Required(addresses: string[], transport: string): NotifyError {
   const which = addresses.filter(needsSmtpUtf8);
-  return new NotifyError(
-    'SMTPUTF8_REQUIRED',
-    `${which.join(', ')} has a non-ASCII local part, which needs a server that offers SMTPUTF8; ${transport} does not`,
-    { addresses: which, transport },
-  );
+  const why = `${which.join(', ')} has a non-ASCII local part, which needs a server that offers SMTPUTF8; ${transport} does not`;
+  return new NotifyError('SMTPUTF8_REQUIRED', why, { addresses: which, transport });
 }
