@@ -19,6 +19,8 @@ export function specOf(c: Campaign, config?: Pick<Config, 'listIdDomain' | 'feed
     // the campaign's own headers win over the generated ones
     headers: config ? { ...listHeaders(config, { kind: 'campaign', id: c.id, list: c.list }), ...c.headers } : c.headers,
     data: { ...c.data, campaign: { id: c.id, name: c.name ?? '', subject: c.subject } },
+    trackOpens: c.track_opens,
+    trackClicks: c.track_clicks,
   };
 }
 

@@ -3,7 +3,7 @@ import { NotifyError } from '../errors.ts';
 import type { ContentInput } from '../render/source.ts';
 import { runCampaign, type RunOptions } from './campaign-run.ts';
 import { checkHeaders, formatFrom } from './headers.ts';
-import { checkMessage, optionalString } from './message-input.ts';
+import { checkMessage, optionalFlag, optionalString } from './message-input.ts';
 import { requireList } from './lists.ts';
 import { requireReferences } from './segment-references.ts';
 import { parseSegment, type Segment } from './segments.ts';
@@ -27,6 +27,10 @@ export interface CampaignInput extends ContentInput {
   /** Liquid variables for every recipient (besides `contact` and `campaign`) */
   data?: Record<string, unknown>;
   headers?: Record<string, string>;
+  /** the open pixel; default (or null): the trackOpens option */
+  trackOpens?: boolean | null;
+  /** links through /notify/click; default (or null): the trackClicks option */
+  trackClicks?: boolean | null;
 }
 
 export interface CampaignListOptions {
@@ -140,6 +144,8 @@ function inputOf(c: Campaign): CampaignInput {
     fromEmail: c.from_email,
     data: c.data,
     headers: c.headers,
+    trackOpens: c.track_opens,
+    trackClicks: c.track_clicks,
   };
 }
 
@@ -185,5 +191,7 @@ function validateCampaign(ctx: Context, input: CampaignInput) {
     from_email: fromEmail,
     data,
     headers,
+    track_opens: optionalFlag(input.trackOpens, 'trackOpens'),
+    track_clicks: optionalFlag(input.trackClicks, 'trackClicks'),
   };
 }

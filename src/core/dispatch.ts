@@ -78,7 +78,9 @@ export function createDispatcher(ctx: DispatchContext, composerFor: ComposerFact
     const from = formatFrom(spec.fromName ?? config.fromName, spec.fromEmail || config.fromEmail);
     const headers = checkHeaders(spec.headers);
     const env = { markdownPath: config.markdownPath, viewsPath: config.viewsPath, defaultLayout: config.defaultLayout, host, engines, storeLinks: (s: string, urls: string[]) => storeScopeLinks(ctx, s, urls) };
-    const compiled = await compileMessage(env, scope, { ...spec, subject });
+    // a message's own choice wins; unset (or null from a stored campaign) means the configured default
+    const track = { trackOpens: spec.trackOpens ?? config.trackOpens, trackClicks: spec.trackClicks ?? config.trackClicks };
+    const compiled = await compileMessage(env, scope, { ...spec, subject, ...track });
     return { scope, compiled, from: from.header, headers, ownListUnsubscribe: hasHeader(headers, 'List-Unsubscribe'), compose: composerFor(compiled.hasHtml) };
   };
   const render = (message: PreparedMessage, target: DeliveryTarget) => renderFor(ctx, host, message, target);

@@ -11,6 +11,13 @@ export const optionalString = (v: unknown, field: string, max: number): string |
   return v;
 };
 
+/** true, false, or null/undefined for "the option's default"; anything else is INVALID_INPUT. */
+export const optionalFlag = (v: unknown, field: string): boolean | null => {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'boolean') throw new NotifyError('INVALID_INPUT', `${field} must be true or false (got ${JSON.stringify(v)})`, { field });
+  return v;
+};
+
 /**
  * The checks a stored message (a campaign, a drip step) gets when it is created, so a broken one
  * fails then and not at its first send: subject, exactly one body, the markdown file and layout

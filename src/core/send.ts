@@ -8,6 +8,7 @@ import { createDeliveryRun, type Delivered, type DeliveryJob } from './delivery.
 import type { PreparedMessage } from './dispatch.ts';
 import { emailKey, normalizeEmail } from './email.ts';
 import { checkHeaders, checkSubject, formatFrom } from './headers.ts';
+import { optionalFlag } from './message-input.ts';
 import { newToken } from './tokens.ts';
 import type { ContactStatus, SendRecord, SuppressedRecipient } from './types.ts';
 
@@ -25,6 +26,10 @@ export interface SendInput extends ContentInput {
   layout?: string | false;
   /** Liquid variables besides `contact` */
   data?: Record<string, unknown>;
+  /** the open pixel; default: the trackOpens option */
+  trackOpens?: boolean;
+  /** links through /notify/click; default: the trackClicks option */
+  trackClicks?: boolean;
   /**
    * `marketing` (default): unsubscribed, bounced and complained recipients are left out.
    * `transactional` (receipts, password resets): reaches an unsubscribed contact, never a bounced
@@ -54,6 +59,8 @@ export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecor
   checkHeaders(input.headers);
   formatFrom(input.fromName ?? ctx.config.fromName, input.fromEmail || ctx.config.fromEmail);
   checkContent(input);
+  const trackOpens = optionalFlag(input.trackOpens, 'trackOpens');
+  const trackClicks = optionalFlag(input.trackClicks, 'trackClicks');
   const category = input.category ?? 'marketing';
   if (!(SEND_CATEGORIES as readonly string[]).includes(category)) {
     throw new NotifyError('INVALID_INPUT', `category must be one of ${SEND_CATEGORIES.join(', ')}`, { field: 'category' });
@@ -83,7 +90,7 @@ export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecor
     },
     now,
   );
-  const spec = { subject, html: input.html, markdown: input.markdown, markdownFile: input.markdownFile, text: input.text, layout: input.layout, data: input.data, headers: { ...listHeaders(ctx.config, { kind: 'send' }), ...input.headers }, fromName: input.fromName, fromEmail: input.fromEmail };
+  const spec = { subject, html: input.html, markdown: input.markdown, markdownFile: input.markdownFile, text: input.text, layout: input.layout, data: input.data, headers: { ...listHeaders(ctx.config, { kind: 'send' }), ...input.headers }, fromName: input.fromName, fromEmail: input.fromEmail, trackOpens, trackClicks };
   let message: PreparedMessage;
   try {
     message = await ctx.dispatcher.prepare(`m${row.id}`, spec, { cache: false });

@@ -128,6 +128,10 @@ export interface Campaign {
   send_at: Date | null;
   /** why notify paused it on its own (auto-pause, an empty audience); null otherwise */
   status_reason: string | null;
+  /** the open pixel; null = the trackOpens option */
+  track_opens: boolean | null;
+  /** links through /notify/click; null = the trackClicks option */
+  track_clicks: boolean | null;
 }
 
 /** Result of one notify:send-campaign run. */

@@ -1,7 +1,10 @@
+import { asciiDomain } from './address.ts';
+import { encodedWords, MAX_LINE as HEADER_LINE } from './header-fold.ts';
+
 /**
  * The two MIME encodings the dispatcher needs, written for splicing: quoted-printable bodies whose
- * pieces are encoded separately (once per compiled message) and joined per recipient, and RFC 2047
- * header words. Splicing works because every piece ends with a soft line break, so the next piece
+ * pieces are encoded separately (once per compiled message) and joined per recipient (header
+ * words are header-fold.ts's). Splicing works because every piece ends with a soft line break, so the next piece
  * starts at column 0 and no encoded line ever exceeds 76 characters.
  */
 const MAX_LINE = 76;
@@ -82,40 +85,20 @@ function countEquals(value: string): number {
 }
 
 const ASCII_PRINTABLE = /^[\x20-\x7e]*$/;
-
-/**
- * A header value as RFC 2047 encoded words when it is not plain printable ASCII (or is too long for
- * one line), folded between words; plain values are returned unchanged.
- */
-export function encodeHeaderValue(value: string, fieldNameLength = 0): string {
-  if (ASCII_PRINTABLE.test(value) && value.length + fieldNameLength + 2 <= 998) return value;
-  const words: string[] = [];
-  let chunk = '';
-  let bytes = 0;
-  for (const ch of value) {
-    const n = Buffer.byteLength(ch);
-    if (bytes + n > 45) {
-      words.push(chunk);
-      chunk = '';
-      bytes = 0;
-    }
-    chunk += ch;
-    bytes += n;
-  }
-  if (chunk) words.push(chunk);
-  return words.map((w) => `=?UTF-8?B?${Buffer.from(w, 'utf8').toString('base64')}?=`).join('\r\n ');
-}
-
 const ATOM_SAFE = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~ ]*$/;
 
-/** `Name <address>`, or the bare address; the name quoted or encoded as needed. */
+/**
+ * `Name <address>`, or the bare address; the name quoted or made encoded words (sized for a From
+ * line) as needed, the address's domain as punycode.
+ */
 export function formatAddress(address: string, name?: string | null): string {
-  if (!name) return address;
+  const addr = asciiDomain(address);
+  if (!name) return addr;
   if (ASCII_PRINTABLE.test(name)) {
     const shown = ATOM_SAFE.test(name) ? name : `"${name.replace(/(["\\])/g, '\\$1')}"`;
-    return `${shown} <${address}>`;
+    return `${shown} <${addr}>`;
   }
-  return `${encodeHeaderValue(name)} <${address}>`;
+  return `${encodedWords(name, HEADER_LINE - 'From: '.length).join(' ')} <${addr}>`;
 }
 
 let lastSecond = Number.NaN;

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { encodeHeaderValue, formatDate, qpEncode } from './encoding.ts';
+import { asciiDomain } from './address.ts';
+import { formatDate, qpEncode } from './encoding.ts';
+import { headerField } from './header-fold.ts';
 
 /**
  * A minimal RFC 5322/2045 writer for what notify sends: text/plain, or multipart/alternative of
@@ -25,12 +27,12 @@ export function newBoundary(): string {
 }
 
 export function headerBlock(h: MimeHeaders): string {
-  let out = `From: ${h.from}${CRLF}`;
-  if (h.to.length) out += `To: ${h.to.join(', ')}${CRLF}`;
-  if (h.cc?.length) out += `Cc: ${h.cc.join(', ')}${CRLF}`;
-  out += `Subject: ${encodeHeaderValue(h.subject, 7)}${CRLF}`;
-  out += `Date: ${formatDate(h.date)}${CRLF}Message-ID: ${h.messageId}${CRLF}`;
-  for (const name in h.headers) out += `${name}: ${encodeHeaderValue(h.headers[name], name.length)}${CRLF}`;
+  let out = headerField('From', h.from) + CRLF;
+  if (h.to.length) out += headerField('To', h.to.map(asciiDomain).join(', ')) + CRLF;
+  if (h.cc?.length) out += headerField('Cc', h.cc.map(asciiDomain).join(', ')) + CRLF;
+  out += headerField('Subject', h.subject) + CRLF;
+  out += `Date: ${formatDate(h.date)}${CRLF}${headerField('Message-ID', h.messageId)}${CRLF}`;
+  for (const name in h.headers) out += headerField(name, h.headers[name]) + CRLF;
   return `${out}MIME-Version: 1.0${CRLF}`;
 }
 

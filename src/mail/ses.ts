@@ -2,7 +2,8 @@ import { createHash, createHmac } from 'node:crypto';
 import { NotifyError } from '../errors.ts';
 import type { Mailer } from './contract.ts';
 import { composeMime } from './mime.ts';
-import { addressOf } from './smtp.ts';
+import { needsSmtpUtf8, smtpUtf8Required } from './address.ts';
+import { envelopeOf } from './smtp.ts';
 
 export interface SesOptions {
   region: string;
@@ -37,11 +38,20 @@ export function createSesMailer(opts: Partial<SesOptions>): Mailer {
     name: 'ses',
     async send(m) {
       const o = complete(opts);
+      // SES takes 7-bit addresses only: punycode domains, and no SMTPUTF8
+      // (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_Destination.html)
+      const envelope = envelopeOf(m);
+      if ([envelope.from, ...envelope.to].some(needsSmtpUtf8)) throw smtpUtf8Required([envelope.from, ...envelope.to], 'Amazon SES');
+      const ascii = (list: string[] | undefined) => envelopeOf({ ...m, to: list ?? [], cc: [], bcc: [] }).to;
       const raw = m.raw ?? composeMime({ from: m.from, to: m.to, cc: m.cc, subject: m.subject, date: (o.now ?? Date.now)(), messageId: m.messageId ?? `<${m.sendToken}@notify>`, headers: m.headers }, m.text, m.html);
       const body = JSON.stringify({
-        FromEmailAddress: addressOf(m.from),
-        Destination: { ToAddresses: m.to, CcAddresses: m.cc ?? [], BccAddresses: m.bcc ?? [] },
+        FromEmailAddress: envelopeOf({ ...m, envelopeFrom: undefined }).from,
+        Destination: { ToAddresses: ascii(m.to), CcAddresses: ascii(m.cc), BccAddresses: ascii(m.bcc) },
         Content: { Raw: { Data: raw.toString('base64') } },
+        // SES chooses the MAIL FROM itself; with a bounce mailbox, SES's own bounce and complaint
+        // emails go to the send's VERP address instead (the identity's feedback forwarding must be on)
+        // (https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_SendEmail.html)
+        ...(m.envelopeFrom ? { FeedbackForwardingEmailAddress: m.envelopeFrom } : {}),
       });
       const url = new URL('/v2/email/outbound-emails', o.endpoint ?? `https://email.${o.region}.amazonaws.com`);
       const headers = signV4(o, url, body, (o.now ?? Date.now)());

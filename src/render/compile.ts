@@ -6,7 +6,7 @@ import { NotifyError } from '../errors.ts';
 import { isWholeDocument, layoutName, readLayout } from './layout.ts';
 import { createBodyEngine, createPlainEngine, parse, RECIPIENT_ROOTS, renderSync, slotify, templateError } from './liquid.ts';
 import { type BodySource, type ContentInput, resolveContent } from './source.ts';
-import { LinkCollector, markHtml, markText, normalizePlaceholders, type Part, PIXEL_PLACEHOLDER, placePixel, split } from './tracking-rewrite.ts';
+import { LinkCollector, markHtml, markText, normalizePlaceholders, type Part, PIXEL_PLACEHOLDER, placePixel, split, withoutPixel } from './tracking-rewrite.ts';
 
 /** What one compiled message (a campaign, a drip step, a one-off) is made of. */
 export interface MessageTemplate extends ContentInput {
@@ -15,6 +15,10 @@ export interface MessageTemplate extends ContentInput {
   layout?: string | false | null;
   /** variables for every recipient (campaign, custom data); `contact` is added per recipient */
   data?: Record<string, unknown>;
+  /** false: no open pixel (a `{notify_tracking_pixel}` in the body or layout is dropped); default true */
+  trackOpens?: boolean | null;
+  /** false: links go straight to their destinations, none through /notify/click; default true */
+  trackClicks?: boolean | null;
 }
 
 /** One rendering of the markup: literal parts plus per-recipient values. */
@@ -102,7 +106,8 @@ export async function compileMessage(env: RenderEnv, scope: string, tpl: Message
 
   const build = async (renderedBody: string): Promise<Variant> => {
     const explicitText = textTpl ? renderSync(engines.plain, textTpl, data) : null;
-    return buildVariant(env, scope, body, renderedBody, layoutTpl ? (content) => renderSync(engines.body, layoutTpl, { ...layoutData, content }) : null, explicitText);
+    const layoutFn = layoutTpl ? (content: string) => renderSync(engines.body, layoutTpl, { ...layoutData, content }) : null;
+    return buildVariant(env, scope, body, renderedBody, layoutFn, explicitText, { opens: tpl.trackOpens !== false, clicks: tpl.trackClicks !== false });
   };
 
   let base: Variant | null = null;
@@ -144,20 +149,21 @@ async function buildVariant(
   renderedBody: string,
   layout: ((content: string) => string) | null,
   explicitText: string | null,
+  track: { opens: boolean; clicks: boolean },
 ): Promise<Variant> {
   const links = new LinkCollector();
   if (body.kind === 'text') {
-    const text = markText(renderedBody, links);
+    const text = markText(renderedBody, links, track.clicks);
     const positions = await env.storeLinks(scope, links.urls);
     return { html: null, text: split(text, { host: env.host, scope, positions }) };
   }
   let html = body.kind === 'markdown' ? (marked.parse(renderedBody, { async: false, gfm: true }) as string) : renderedBody;
   html = normalizePlaceholders(html);
   const wrap = layout && !isWholeDocument(html) ? (content: string) => normalizePlaceholders(layout(content)) : null;
-  html = inlineCss(placePixel(html, wrap));
+  html = inlineCss(track.opens ? placePixel(html, wrap) : withoutPixel(html, wrap));
   const text = explicitText ?? htmlToText(html);
-  const markedHtml = markHtml(html, links);
-  const markedText = markText(text, links);
+  const markedHtml = markHtml(html, links, track.clicks);
+  const markedText = markText(text, links, track.clicks);
   const positions = await env.storeLinks(scope, links.urls);
   const opts = { host: env.host, scope, positions };
   return { html: split(markedHtml, opts), text: split(markedText, opts) };

@@ -60,6 +60,11 @@ export function placePixel(body: string, wrap: ((content: string) => string) | n
   return onePixel(wrap(held).replaceAll(PIXEL_PLACEHOLDER, '').replace(BODY_PIXEL, PIXEL_PLACEHOLDER));
 }
 
+/** trackOpens off: the body in its layout with every pixel placeholder (the author's or the layout's) dropped. */
+export function withoutPixel(body: string, wrap: ((content: string) => string) | null): string {
+  return (wrap ? wrap(body) : body).replaceAll(PIXEL_PLACEHOLDER, '');
+}
+
 /** Keeps the first pixel placeholder and drops the others; adds one when there is none. */
 function onePixel(html: string): string {
   const first = html.indexOf(PIXEL_PLACEHOLDER);
@@ -80,7 +85,8 @@ const TRACKABLE = /^https?:\/\//i;
  * mailto:, tel: and anything else stay as they are. A URL that differs per recipient (it holds a
  * Liquid slot) cannot be one of the message's stored destinations and is left untracked.
  */
-export function markHtml(html: string, links: LinkCollector): string {
+export function markHtml(html: string, links: LinkCollector, trackClicks = true): string {
+  if (!trackClicks) return markPlaceholders(html);
   const marked = html.replace(TAG, (tag: string, _name: string, attrs: string) => {
     const m = HREF.exec(attrs);
     if (!m) return tag;
@@ -95,7 +101,8 @@ export function markHtml(html: string, links: LinkCollector): string {
 const TEXT_URL = /https?:\/\/[^\s<>"'[\]{}|\\^`\uE000-\uE003]+/gi;
 
 /** The same rewrite for a plain-text part: bare http(s) URLs become link markers. */
-export function markText(text: string, links: LinkCollector): string {
+export function markText(text: string, links: LinkCollector, trackClicks = true): string {
+  if (!trackClicks) return markPlaceholders(text.replaceAll(PIXEL_PLACEHOLDER, ''));
   const marked = text.replace(TEXT_URL, (found: string) => {
     const url = trimProse(found);
     return linkMark(links.register(url)) + found.slice(url.length);

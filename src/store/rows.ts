@@ -16,6 +16,10 @@ export function parseJson(value: unknown): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** An optional yes/no as its column form: 1, 0, or NULL for "the option's default". */
+export const flagColumn = (flag: boolean | null | undefined): number | null => (flag === null || flag === undefined ? null : flag ? 1 : 0);
+export const flagOf = (column: number | null | undefined): boolean | null => (column === null || column === undefined ? null : Number(column) === 1);
+
 /**
  * `layout: false` (no layout) is stored as '' in the text column, apart from NULL (the default
  * layout): a layout name is never empty.

@@ -70,6 +70,10 @@ export interface CampaignsTable {
   headers: Generated<string | Record<string, unknown>>;
   /** the segment filter as given (JSON), resolved again at each run; null = none */
   segment: Generated<string | Record<string, unknown> | null>;
+  /** 1 or 0; null = the trackOpens option (migration 013) */
+  track_opens: Generated<number | null>;
+  /** 1 or 0; null = the trackClicks option (migration 013) */
+  track_clicks: Generated<number | null>;
 }
 
 export interface SendsTable {

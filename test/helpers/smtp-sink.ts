@@ -10,12 +10,19 @@ export interface SinkMessage {
   ehlo: string;
   /** performance.now() when the end of DATA arrived (spacing between deliveries) */
   at: number;
+  /** the client said SMTPUTF8 in MAIL FROM (RFC 6531) */
+  smtpUtf8: boolean;
 }
 
 export interface SmtpSink {
   port: number;
   url: string;
   messages: SinkMessage[];
+  /**
+   * MAIL FROM and RCPT TO lines as the client sent them (smtp-server shows a punycode domain as
+   * Unicode in the envelope; these are the bytes on the wire)
+   */
+  commands: string[];
   /** resolves when at least n messages arrived (rejects after timeoutMs) */
   waitFor(n: number, timeoutMs?: number): Promise<void>;
   /** rejects the next `count` messages after DATA, with `reply` (default `550 rejected by test sink`) */
@@ -31,8 +38,20 @@ export interface SmtpSink {
 }
 
 /** A real SMTP server in-process: the dispatch path is exercised byte for byte, nothing leaves the machine. */
-export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<SmtpSink> {
+export async function startSmtpSink(opts: { parse?: boolean; /** a server that does not offer SMTPUTF8 */ hideSmtpUtf8?: boolean } = {}): Promise<SmtpSink> {
   const messages: SinkMessage[] = [];
+  const commands: string[] = [];
+  const quiet = () => {};
+  const logger = {
+    trace: quiet,
+    info: quiet,
+    warn: quiet,
+    error: quiet,
+    fatal: quiet,
+    debug(meta: { tnx?: string }, _message: string, line?: string) {
+      if (meta?.tnx === 'command' && typeof line === 'string' && /^(MAIL|RCPT) /i.test(line)) commands.push(line);
+    },
+  };
   let failures = 0;
   let failReply = '';
   const waiters: { n: number; resolve: () => void }[] = [];
@@ -41,8 +60,9 @@ export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<Smt
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
+    logger: logger as never,
     size: 30 * 1024 * 1024,
+    hideSMTPUTF8: opts.hideSmtpUtf8 === true,
     onRcptTo(address, _session, callback) {
       const to = address.address.toLowerCase();
       attempts.set(to, (attempts.get(to) ?? 0) + 1);
@@ -68,6 +88,7 @@ export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<Smt
           parsed,
           ehlo: session.hostNameAppearsAs,
           at,
+          smtpUtf8: (session.envelope as { smtpUtf8?: boolean }).smtpUtf8 === true,
         });
         for (const w of waiters.filter((w) => messages.length >= w.n)) w.resolve();
         callback();
@@ -85,6 +106,7 @@ export async function startSmtpSink(opts: { parse?: boolean } = {}): Promise<Smt
     port,
     url: `smtp://127.0.0.1:${port}`,
     messages,
+    commands,
     waitFor(n, timeoutMs = 10_000) {
       if (messages.length >= n) return Promise.resolve();
       return new Promise((resolve, reject) => {

@@ -107,12 +107,15 @@ forEachEngine('every kind of message is signed', (h) => {
   };
   const to = (email: string) => sink.messages.filter((m) => m.envelope.to.includes(email));
 
-  test('campaign, drip step, one-off send and the double opt-in email', async () => {
+  test('campaign, test copy, drip step, one-off send and the double opt-in email', async () => {
     await notify.lists.create({ name: 'readers' });
     await notify.contacts.upsert({ email: 'ann@example.com', name: 'Ann', lists: ['readers'] });
     const campaign = await notify.campaigns.create({ subject: 'Spring news for {{ contact.name }}', html: '<p>Hi <a href="https://shop.example/">shop</a></p>', list: 'readers' });
     assert.equal((await notify.campaigns.send(campaign.id)).sent, 1);
     await checkSigned(to('ann@example.com')[0]!, true);
+    // a test copy goes through the same mailer: signed, its unsubscribe headers under the signature
+    assert.deepEqual((await notify.campaigns.sendTest(campaign.id, { to: ['tess@example.com'] })).sent, ['tess@example.com']);
+    await checkSigned(to('tess@example.com')[0]!, true);
 
     await notify.drips.createSequence({ name: 'welcome', steps: [{ delayMinutes: 0, subject: 'Welcome, {{ contact.name }}', markdown: 'Hello **there**' }] });
     await notify.drips.enroll({ contact: 'ann@example.com', sequence: 'welcome' });
@@ -124,7 +127,7 @@ forEachEngine('every kind of message is signed', (h) => {
 
     const res = await capture(notify, new URLSearchParams({ email: 'cy@example.com', list: 'readers' }).toString(), { accept: 'application/json' });
     assert.equal(res.status, 200);
-    await sink.waitFor(4, 10_000);
+    await sink.waitFor(5, 10_000);
     const optin = to('cy@example.com')[0]!;
     assert.ok(confirmLink({ text: String(optin.parsed.text) }));
     await checkSigned(optin, false);

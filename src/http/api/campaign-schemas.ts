@@ -1,6 +1,6 @@
 import type { JsonSchema } from './route.ts';
 import { ref } from './route.ts';
-import { arrayOf, dateTime, freeObject, input, int, nullable, record, str, text } from './schemas.ts';
+import { arrayOf, bool, dateTime, freeObject, input, int, nullable, record, str, text } from './schemas.ts';
 
 const rate = nullable({ type: 'number' });
 const layout: JsonSchema = { anyOf: [{ type: 'string' }, { const: false }, { type: 'null' }], description: 'layout view name; null = defaultLayout; false = none' };
@@ -45,6 +45,8 @@ export const campaignSchemas: Record<string, JsonSchema> = {
       sent_at: nullable(dateTime),
       send_at: { ...nullable(dateTime), description: 'when a scheduled campaign starts' },
       status_reason: { ...nullable(str), description: 'why notify paused it on its own' },
+      track_opens: { ...nullable(bool), description: 'the open pixel; null = the trackOpens option' },
+      track_clicks: { ...nullable(bool), description: 'links through /notify/click; null = the trackClicks option' },
     },
     ['send_at', 'status_reason'],
   ),
@@ -91,6 +93,8 @@ export const CAMPAIGN_INPUT = input(
     fromEmail: nullable(text(254)),
     data: { ...freeObject, description: 'Liquid variables for every recipient' },
     headers: { type: 'object', additionalProperties: text(998) },
+    trackOpens: { ...nullable(bool), description: 'the open pixel; null = the trackOpens option' },
+    trackClicks: { ...nullable(bool), description: 'links through /notify/click; null = the trackClicks option' },
   },
   ['subject'],
 );

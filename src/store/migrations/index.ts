@@ -14,6 +14,7 @@ import * as sendDeferral from './010_send_deferral.ts';
 import * as sendPacing from './011_send_pacing.ts';
 import * as statusChanges from './012_status_changes.ts';
 import * as triggersOutbound from './013_triggers_outbound.ts';
+import * as campaignTracking from './014_campaign_tracking.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /**
@@ -43,6 +44,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '011_send_pacing': sendPacing,
   '012_status_changes': statusChanges,
   '013_triggers_outbound': triggersOutbound,
+  '014_campaign_tracking': campaignTracking,
 };
 
 export interface MigrateResult {

@@ -4,7 +4,7 @@ import type { AudienceOf, CampaignChanges, CampaignsRepo } from '../../core/stor
 import { type Campaign, type CampaignStatus, NOT_OPTED_IN_STATUSES, SUPPRESSED_STATUSES } from '../../core/types.ts';
 import type { StoreDialect } from '../dialect.ts';
 import { atomically, type Outbox } from '../outbox.ts';
-import { layoutColumn, layoutOf, parseJson, toDate } from '../rows.ts';
+import { flagColumn, flagOf, layoutColumn, layoutOf, parseJson, toDate } from '../rows.ts';
 import type { CampaignsTable, Database } from '../schema.ts';
 import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
 
@@ -31,6 +31,8 @@ function toCampaign(row: Row): Campaign {
     sent_at: toDate(row.sent_at),
     send_at: toDate(row.send_at),
     status_reason: row.status_reason ?? null,
+    track_opens: flagOf(row.track_opens),
+    track_clicks: flagOf(row.track_clicks),
   };
 }
 
@@ -61,12 +63,14 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect,
 
   return {
     async create(input, now) {
-      const { data, headers, layout, segment, ...rest } = input;
+      const { data, headers, layout, segment, track_opens, track_clicks, ...rest } = input;
       const row = await db
         .insertInto('notify_campaigns')
         .values({
           ...rest,
           layout: layoutColumn(layout),
+          track_opens: flagColumn(track_opens),
+          track_clicks: flagColumn(track_clicks),
           data: JSON.stringify(data),
           headers: JSON.stringify(headers),
           segment: segment === null ? null : JSON.stringify(segment),
@@ -220,9 +224,11 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect,
 
 /** The columns of an update: JSON fields as text, the layout as its column form. */
 function changeColumns(changes: CampaignChanges) {
-  const { data, headers, layout, segment, ...rest } = changes;
+  const { data, headers, layout, segment, track_opens, track_clicks, ...rest } = changes;
   return {
     ...rest,
+    ...(track_opens !== undefined ? { track_opens: flagColumn(track_opens) } : {}),
+    ...(track_clicks !== undefined ? { track_clicks: flagColumn(track_clicks) } : {}),
     ...(data !== undefined ? { data: JSON.stringify(data) } : {}),
     ...(headers !== undefined ? { headers: JSON.stringify(headers) } : {}),
     ...(layout !== undefined ? { layout: layoutColumn(layout) } : {}),
