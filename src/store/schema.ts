@@ -193,6 +193,12 @@ export interface RateLimitsTable {
   reset_at: number;
 }
 
+export interface TrackingBatchesTable {
+  id: string;
+  events: number;
+  created_at: number;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -214,4 +220,5 @@ export interface Database {
   notify_webhook_receipts: WebhookReceiptsTable;
   notify_meta: MetaTable;
   notify_rate_limits: RateLimitsTable;
+  notify_tracking_batches: TrackingBatchesTable;
 }

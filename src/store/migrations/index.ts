@@ -10,6 +10,7 @@ import * as capture from './006_capture.ts';
 import * as sendSuppressedRecipients from './007_send_suppressed_recipients.ts';
 import * as listMembership from './008_list_membership.ts';
 import * as campaignLifecycle from './009_campaign_lifecycle.ts';
+import * as trackingBatches from './016_tracking_batches.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /** What a migration needs to know to write one definition for both engines. */
@@ -32,6 +33,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '007_send_suppressed_recipients': sendSuppressedRecipients,
   '008_list_membership': listMembership,
   '009_campaign_lifecycle': campaignLifecycle,
+  '016_tracking_batches': trackingBatches,
 };
 
 export interface MigrateResult {
