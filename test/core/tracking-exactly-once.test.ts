@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import { createTrackingRecorder, type TrackedEvent } from '../../src/core/tracking-recorder.ts';
+import { createNotify, type Notify } from '../../src/notify.ts';
 import type { Store } from '../../src/store/contract.ts';
-import { forEachEngine, useNotify } from '../helpers/engines.ts';
+import { forEachEngine, freshDatabaseUrl, testOptions, useNotify } from '../helpers/engines.ts';
 import { eventsOf, insertCampaign, insertSend } from '../helpers/sends.ts';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 
 const log = pino({ level: 'silent' });
 const open = (token: string, at: number): TrackedEvent => ({ type: 'open', token, at, link_index: null, metadata: {}, method: 'GET', userAgent: 'Mozilla/5.0 (X11) Firefox/126' });
@@ -129,4 +131,45 @@ test('recorder: prunes old batch ids at most once an hour, a day back; a failed 
   assert.equal(prunes.length, 2);
   assert.equal(rec.stats.written, 3);
   await rec.close();
+});
+
+describe('tracking batch over a PostgreSQL connection dropped after COMMIT', { skip: !process.env.NOTIFY_TEST_PG_URL, timeout: 60_000 }, () => {
+  let proxy: TcpProxy;
+  let direct: Notify;
+  let viaProxy: Notify;
+  before(async () => {
+    const url = new URL(freshDatabaseUrl('postgres').url);
+    direct = await createNotify(testOptions(url.toString()));
+    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    url.port = String(proxy.port);
+    viaProxy = await createNotify(testOptions(url.toString(), { tracking: { intervalMs: 60_000 } }));
+  });
+  after(async () => {
+    await viaProxy.close();
+    await proxy.close();
+    await direct.context.store.dialect.destroyData();
+  });
+
+  test('the server commits, the reply is lost, the retry stores nothing twice', async () => {
+    const campaignId = await insertCampaign(direct.context.store);
+    const sends = await Promise.all(Array.from({ length: 20 }, () => insertSend(direct, { campaignId, sentAt: 0 })));
+    const rec = createTrackingRecorder({ store: viaProxy.context.store, log }, { intervalMs: 60_000 });
+    for (const [i, s] of sends.entries()) {
+      rec.record(open(s.token, 1000 + i));
+      rec.record(open(s.token, 2000 + i));
+    }
+    const dropped = proxy.dropReplyAfter('commit\0');
+    await assert.rejects(rec.flush(), (err) => viaProxy.context.store.dialect.isConnectionError(err));
+    await dropped;
+    const stored = async () => (await Promise.all(sends.map((s) => eventsOf(direct.context.store, s.id)))).flat().length;
+    // the server commits what it read before the connection's end; wait until it is visible
+    for (let i = 0; i < 100 && (await stored()) < 40; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await stored(), 40, 'the first attempt committed although its client saw an error');
+    await rec.flush();
+    assert.equal(await stored(), 40, 'the retry stored nothing again');
+    const c = await direct.context.store.counters.get(campaignId);
+    assert.deepEqual([c.opened, c.human_opened], [20, 20]);
+    assert.deepEqual(rec.stats, { buffered: 0, written: 40, dropped: 0 });
+    await rec.close();
+  });
 });
