@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Context } from '../context.ts';
 import { classifyEngagement } from './engagement.ts';
 import type { TrackedEvent } from './storage/tracking-batches.ts';
@@ -14,6 +15,10 @@ export type { TrackedEvent } from './storage/tracking-batches.ts';
  * Nothing recorded is lost on an orderly stop: close() (called by notify.close(), which
  * `notify serve` calls on SIGTERM) writes everything buffered. While the database is unreachable
  * batches are kept and retried (up to `maxBuffered` events, then new events are dropped and counted).
+ *
+ * A connection lost after COMMIT reached the server leaves a batch's outcome unknown: it is
+ * retried unchanged under the id it was first written with, and the store writes an id once, so
+ * every recorded event is stored exactly once. Ids older than a day are pruned now and then.
  */
 export interface TrackingRecorder {
   record(event: TrackedEvent): void;
@@ -28,7 +33,14 @@ export interface TrackingRecorderOptions {
   intervalMs?: number;
   maxBatch?: number;
   maxBuffered?: number;
+  /** epoch ms (tests): when batch ids were last pruned */
+  now?: () => number;
 }
+
+const PRUNE_EVERY_MS = 3_600_000;
+// A batch in doubt is retried first thing once the database answers again; a day covers any
+// outage a process keeps its buffer through.
+const KEEP_BATCH_IDS_MS = 86_400_000;
 
 export function createTrackingRecorder(ctx: Pick<Context, 'store' | 'log'>, opts: TrackingRecorderOptions = {}): TrackingRecorder {
   const intervalMs = opts.intervalMs ?? 100;
@@ -44,20 +56,25 @@ export function createTrackingRecorder(ctx: Pick<Context, 'store' | 'log'>, opts
   let failures = 0;
   let written = 0;
   let dropped = 0;
+  const now = opts.now ?? Date.now;
+  // the batch at the head of the buffer whose write may have committed: retried as it was, same id
+  let inDoubt: { id: string; size: number } | null = null;
+  let prunedAt = Number.NEGATIVE_INFINITY;
 
   const label = (e: TrackedEvent, send: { sent_at: number | null }, hints: { burst: boolean }) =>
     classifyEngagement({ type: e.type, method: e.method, userAgent: e.userAgent, at: e.at, sentAt: send.sent_at, burst: hints.burst });
 
   /** writes one batch; a connection error puts it back for a retry, any other error drops it */
-  async function writeBatch(batch: TrackedEvent[]): Promise<void> {
+  async function writeBatch(batch: TrackedEvent[], id: string): Promise<void> {
     try {
-      const r = await ctx.store.tracking.applyBatch(batch, label);
+      const r = await ctx.store.tracking.applyBatch(batch, label, id);
       written += r.inserted;
       failures = 0;
     } catch (err) {
       failures++;
       if (ctx.store.dialect.isConnectionError(err) && !closed) {
         buffer = batch.concat(buffer);
+        inDoubt = { id, size: batch.length };
         ctx.log.warn({ err, buffered: buffer.length }, 'tracking events not written yet (database unreachable); will retry');
       } else {
         dropped += batch.length;
@@ -65,13 +82,28 @@ export function createTrackingRecorder(ctx: Pick<Context, 'store' | 'log'>, opts
       }
       throw err;
     }
+    await pruneNowAndThen();
+  }
+
+  async function pruneNowAndThen(): Promise<void> {
+    const at = now();
+    if (at - prunedAt < PRUNE_EVERY_MS) return;
+    prunedAt = at;
+    try {
+      await ctx.store.tracking.pruneBatches(at - KEEP_BATCH_IDS_MS);
+    } catch (err) {
+      ctx.log.warn({ err }, 'old tracking batch ids not pruned; will try again later');
+    }
   }
 
   async function drain(): Promise<void> {
     while (buffer.length > 0) {
-      const batch = buffer.length <= maxBatch ? buffer : buffer.slice(0, maxBatch);
-      buffer = batch === buffer ? [] : buffer.slice(maxBatch);
-      await writeBatch(batch);
+      const retry = inDoubt;
+      inDoubt = null;
+      const size = retry ? retry.size : maxBatch;
+      const batch = buffer.length <= size ? buffer : buffer.slice(0, size);
+      buffer = batch === buffer ? [] : buffer.slice(size);
+      await writeBatch(batch, retry ? retry.id : randomUUID());
     }
   }
 
@@ -118,6 +150,7 @@ export function createTrackingRecorder(ctx: Pick<Context, 'store' | 'log'>, opts
       } catch {
         dropped += buffer.length;
         buffer = [];
+        inDoubt = null;
       }
       if (dropped > before) ctx.log.error({ lost: dropped - before }, 'tracking events lost on close');
     },

@@ -248,6 +248,13 @@ export interface SendPacingTurnsTable {
   until: number;
 }
 
+/** ids of tracking batches already written: a retry after a lost reply writes nothing twice */
+export interface TrackingBatchesTable {
+  id: string;
+  events: number;
+  created_at: number;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -273,4 +280,5 @@ export interface Database {
   notify_send_pacing_turns: SendPacingTurnsTable;
   notify_status_changes: StatusChangesTable;
   notify_outbound_events: OutboundEventsTable;
+  notify_tracking_batches: TrackingBatchesTable;
 }

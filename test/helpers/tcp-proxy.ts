@@ -8,6 +8,12 @@ export interface TcpProxy {
   readonly bytesFromTarget: number;
   /** the database "goes away": open connections are reset and new ones refused (ECONNREFUSED) */
   cut(): Promise<void>;
+  /**
+   * The next time a client sends `text`, it is forwarded and that connection is then closed: the
+   * server still reads the message (a FIN after it), but its reply never reaches the client, as
+   * when a network drops between a COMMIT and its answer. Resolves when that happened.
+   */
+  dropReplyAfter(text: string): Promise<void>;
   /** the database is back on the same port */
   restore(): Promise<void>;
   close(): Promise<void>;
@@ -23,6 +29,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   let bytesFromTarget = 0;
   let server: net.Server;
   let port = 0;
+  let dropAfter: { text: Buffer; done: () => void } | null = null;
 
   const listen = () =>
     new Promise<void>((resolve, reject) => {
@@ -41,6 +48,17 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
           });
         }
         client.pipe(upstream).pipe(client);
+        // after pipe's own listener: the chunk is already on its way to the server
+        client.on('data', (chunk: Buffer) => {
+          if (!dropAfter || !chunk.includes(dropAfter.text)) return;
+          const { done } = dropAfter;
+          dropAfter = null;
+          upstream.unpipe(client);
+          upstream.end();
+          upstream.on('data', () => {});
+          client.destroy();
+          done();
+        });
       });
       server.once('error', reject);
       server.listen(port, '127.0.0.1', () => {
@@ -71,6 +89,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     get bytesFromTarget() {
       return bytesFromTarget;
     },
+    dropReplyAfter: (text) =>
+      new Promise<void>((resolve) => {
+        dropAfter = { text: Buffer.from(text), done: resolve };
+      }),
     cut: stop,
     restore: listen,
     close: stop,

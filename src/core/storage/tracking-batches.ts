@@ -25,6 +25,11 @@ export interface TrackingBatchResult {
   unknown: number;
   firstOpens: number;
   firstClicks: number;
+  /**
+   * the batch id was already stored: an earlier attempt committed (its reply was lost), nothing
+   * was written now; `inserted` is what that attempt inserted
+   */
+  replayed?: true;
 }
 
 /** `burst`: the click belongs to a burst of several links of its send (see core/engagement.ts) */
@@ -36,7 +41,11 @@ export interface TrackingRepo {
    * locked against other writers), inserts every event, sets opened_at / clicked_at (and their
    * human_ twins) only where still null, and adds the per-campaign counter deltas of the first
    * ones. Concurrent writers in other processes cannot count a first open twice.
+   * With a `batchId` the write happens once: the id is stored in the same transaction, and a
+   * retry of a batch whose earlier attempt committed writes nothing and answers `replayed`.
    */
-  applyBatch(events: TrackedEvent[], label: EventLabeler): Promise<TrackingBatchResult>;
+  applyBatch(events: TrackedEvent[], label: EventLabeler, batchId?: string): Promise<TrackingBatchResult>;
+  /** forgets the batch ids stored before `before` (epoch ms); returns how many */
+  pruneBatches(before: number): Promise<number>;
   sendByToken(token: string): Promise<SendRef | undefined>;
 }

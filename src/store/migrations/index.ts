@@ -15,6 +15,7 @@ import * as sendPacing from './011_send_pacing.ts';
 import * as statusChanges from './012_status_changes.ts';
 import * as triggersOutbound from './013_triggers_outbound.ts';
 import * as campaignTracking from './014_campaign_tracking.ts';
+import * as trackingBatches from './015_tracking_batches.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /**
@@ -45,6 +46,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '012_status_changes': statusChanges,
   '013_triggers_outbound': triggersOutbound,
   '014_campaign_tracking': campaignTracking,
+  '015_tracking_batches': trackingBatches,
 };
 
 export interface MigrateResult {

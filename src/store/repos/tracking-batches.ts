@@ -21,10 +21,28 @@ const CHUNK = 1000;
 
 export function createTrackingRepo(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): TrackingRepo {
   return {
-    async applyBatch(events, label) {
-      const { result, announced } = await dialect.writeTransaction(db, (trx) => applyInTransaction(trx, dialect, outbox, events, label));
-      outbox.publish(announced);
-      return result;
+    async applyBatch(events, label, batchId) {
+      try {
+        const { result, announced } = await dialect.writeTransaction(db, async (trx) => {
+          const applied = await applyInTransaction(trx, dialect, outbox, events, label);
+          // Last, so the retry of a batch whose first attempt is still committing waits on this
+          // key (PostgreSQL) and then fails here, rolling back everything it wrote.
+          if (batchId !== undefined) await trx.insertInto('notify_tracking_batches').values({ id: batchId, events: applied.result.inserted, created_at: Date.now() }).execute();
+          return applied;
+        });
+        outbox.publish(announced);
+        return result;
+      } catch (err) {
+        if (batchId === undefined || !dialect.isUniqueViolation(err)) throw err;
+        const earlier = await db.selectFrom('notify_tracking_batches').select('events').where('id', '=', batchId).executeTakeFirst();
+        if (!earlier) throw err;
+        // the first attempt committed, its events with it (and published nothing: its reply was lost)
+        return { inserted: Number(earlier.events), unknown: 0, firstOpens: 0, firstClicks: 0, replayed: true };
+      }
+    },
+    async pruneBatches(before) {
+      const r = await db.deleteFrom('notify_tracking_batches').where('created_at', '<', before).executeTakeFirst();
+      return Number(r.numDeletedRows);
     },
     async sendByToken(token) {
       const row = await db.selectFrom('notify_sends').select(['id', 'campaign_id', 'contact_id', 'sent_at']).where('token', '=', token).executeTakeFirst();
