@@ -47,7 +47,7 @@ export function createStore(url: string): Store {
     tracking: createTrackingRepo(db, dialect),
     optin: createOptinRepo(db),
     rateLimits: createRateLimitsRepo(db),
-    sends: createSendsRepo(db),
+    sends: createSendsRepo(db, dialect),
     webhookReceipts: createWebhookReceiptsRepo(db),
     sequences: createSequencesRepo(db, dialect),
     transaction: (fn) =>
@@ -61,7 +61,7 @@ export function createStore(url: string): Store {
           enrollments: createEnrollmentsRepo(trx, dialect),
           events: createEventsRepo(trx),
           lists: createListsRepo(trx, dialect),
-          sends: createSendsRepo(trx),
+          sends: createSendsRepo(trx, dialect),
           webhookReceipts: createWebhookReceiptsRepo(trx),
         }),
       ),

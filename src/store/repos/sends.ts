@@ -1,6 +1,7 @@
-import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
-import { type NewSend, type SendOutcome, type SendsRepo, type StepSend, stepKey } from '../../core/storage/sends.ts';
+import type { ExpressionBuilder, Kysely, Selectable, } from 'kysely';
+import { type NewSend, type SendsRepo, type StepSend, stepKey } from '../../core/storage/sends.ts';
 import type { SendRecord, SendStatus, SuppressedRecipient } from '../../core/types.ts';
+import type { JsonRowColumn, StoreDialect } from '../dialect.ts';
 import { toDate } from '../rows.ts';
 import type { Database, SendsTable } from '../schema.ts';
 
@@ -50,7 +51,7 @@ const values = (r: NewSend, now: number) => ({
   updated_at: now,
 });
 
-export function createSendsRepo(db: Kysely<Database>): SendsRepo {
+export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect): SendsRepo {
   const one = async (where: 'id' | 'token' | 'message_id', v: string | number) => {
     const row = await db.selectFrom('notify_sends').selectAll().where(where, '=', v as never).executeTakeFirst();
     return row && toSendRecord(row);
@@ -115,15 +116,17 @@ export function createSendsRepo(db: Kysely<Database>): SendsRepo {
       return Number(res.numUpdatedRows) === 1;
     },
     async finish(outcomes, now) {
-      // one UPDATE per status (and, for deferred ones, per retry time): few distinct values per group
-      const groups = new Map<string, SendOutcome[]>();
-      for (const o of outcomes) {
-        const key = `${o.status}:${o.status === 'deferred' ? o.next_attempt_at : ''}`;
-        groups.set(key, [...(groups.get(key) ?? []), o]);
-      }
-      let changed = 0;
-      for (const group of groups.values()) for (let i = 0; i < group.length; i += 500) changed += await finishGroup(db, group.slice(i, i + 500), now);
-      return changed;
+      // one fixed-shape statement whatever the group's size and mix of statuses (see updateRows)
+      const rows = outcomes.map((o) => ({
+        id: o.id,
+        status: o.status,
+        error: o.error ?? null,
+        message_id: o.message_id ?? null,
+        sent_at: o.status === 'sent' ? now : null,
+        next_attempt_at: o.status === 'deferred' ? (o.next_attempt_at ?? now) : null,
+        updated_at: now,
+      }));
+      return dialect.updateRows(db, 'notify_sends', OUTCOME_KEY, OUTCOME_COLUMNS, rows, { column: 'status', value: 'sending' });
     },
     async takeWaiting(campaignId, now, staleBefore, limit) {
       const waiting = (eb: ExpressionBuilder<Database, 'notify_sends'>) =>
@@ -170,27 +173,13 @@ export function createSendsRepo(db: Kysely<Database>): SendsRepo {
   };
 }
 
-/** One UPDATE for a group of outcomes with the same status (and retry time); per-row values through CASE. */
-async function finishGroup(db: Kysely<Database>, group: SendOutcome[], now: number): Promise<number> {
-  if (group.length === 0) return 0;
-  const { status, next_attempt_at } = group[0];
-  const ids = group.map((o) => o.id);
-  const caseOf = (pick: (o: SendOutcome) => string | null | undefined) => {
-    const whens = group.filter((o) => pick(o) != null).map((o) => sql`when ${o.id} then cast(${pick(o)} as text)`);
-    return whens.length ? sql`case id ${sql.join(whens, sql` `)} else null end` : sql`null`;
-  };
-  const res = await db
-    .updateTable('notify_sends')
-    .set({
-      status,
-      error: caseOf((o) => o.error) as never,
-      message_id: caseOf((o) => o.message_id) as never,
-      sent_at: status === 'sent' ? now : null,
-      next_attempt_at: status === 'deferred' ? (next_attempt_at ?? now) : null,
-      updated_at: now,
-    })
-    .where('id', 'in', ids)
-    .where('status', '=', 'sending')
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows);
-}
+/** what an outcome writes on its send row, by id */
+const OUTCOME_KEY: JsonRowColumn = { name: 'id', type: 'bigint' };
+const OUTCOME_COLUMNS: readonly JsonRowColumn[] = [
+  { name: 'status', type: 'text' },
+  { name: 'error', type: 'text' },
+  { name: 'message_id', type: 'text' },
+  { name: 'sent_at', type: 'bigint' },
+  { name: 'next_attempt_at', type: 'bigint' },
+  { name: 'updated_at', type: 'bigint' },
+];
