@@ -23,6 +23,12 @@ export interface JsonRowColumn {
   type: 'text' | 'integer' | 'smallint' | 'bigint' | 'json';
 }
 
+/** updateRows changes a row only while this column holds this value */
+export interface RowGuard {
+  column: string;
+  value: string;
+}
+
 /** A scalar a JSON member is compared with. */
 export type JsonScalar = string | number | boolean;
 
@@ -84,6 +90,16 @@ export interface StoreDialect {
    * JSON parameter (jsonRows).
    */
   insertRows(trx: Kysely<Database>, table: string, columns: readonly JsonRowColumn[], rows: readonly Record<string, unknown>[]): Promise<void>;
+  /**
+   * Updates many rows, each by its `key` column and with its own values, only where the table's
+   * `guard.column` still equals `guard.value` (compare-and-set); returns how many changed. The
+   * statement's text never changes with the number of rows: on SQLite one prepared UPDATE run per
+   * row in the transaction `trx` holds, on PostgreSQL one UPDATE ... FROM the rows as ONE JSON
+   * parameter (jsonRows).
+   */
+  updateRows(trx: Kysely<Database>, table: string, key: JsonRowColumn, columns: readonly JsonRowColumn[], rows: readonly Record<string, unknown>[], guard: RowGuard): Promise<number>;
+  /** the right-hand side of `id in (...)`: the ids as ONE parameter, so the statement's text never changes with their number */
+  idList(ids: readonly number[]): RawBuilder<number>;
   /** lower case as JavaScript's toLowerCase() makes it, non-ASCII letters included */
   lower(value: Expression<string | null>): RawBuilder<string>;
   /** `strpos`: the 1-based position of `part` in `value`, 0 when absent; no wildcards */

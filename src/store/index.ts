@@ -57,7 +57,7 @@ export function createStore(url: string, events?: EventSink): Store {
     outbound: createOutboundRepo(db, dialect),
     rateLimits: createRateLimitsRepo(db),
     pacing: createPacingRepo(db, dialect),
-    sends: createSendsRepo(db, outbox),
+    sends: createSendsRepo(db, dialect, outbox),
     webhookReceipts: createWebhookReceiptsRepo(db),
     sequences: createSequencesRepo(db, dialect),
     async transaction(fn) {
@@ -73,7 +73,7 @@ export function createStore(url: string, events?: EventSink): Store {
           enrollments: createEnrollmentsRepo(trx, dialect),
           events: createEventsRepo(trx),
           lists: createListsRepo(trx, dialect, held.outbox),
-          sends: createSendsRepo(trx, held.outbox),
+          sends: createSendsRepo(trx, dialect, held.outbox),
           webhookReceipts: createWebhookReceiptsRepo(trx),
         }),
       );

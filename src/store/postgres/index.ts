@@ -102,6 +102,13 @@ const queries = {
     if (rows.length === 0) return;
     await sql`insert into ${sql.table(table)} (${sql.raw(columns.map((c) => c.name).join(', '))}) ${jsonRows(JSON.stringify(rows), columns)}`.execute(trx);
   },
+  async updateRows(trx, table, key, columns, rows, guard) {
+    if (rows.length === 0) return 0;
+    const set = columns.map((c) => `${c.name} = x.${c.name}`).join(', ');
+    const res = await sql`update ${sql.table(table)} set ${sql.raw(set)} from (${jsonRows(JSON.stringify(rows), [key, ...columns])}) as x where ${sql.table(table)}.${sql.ref(key.name)} = x.${sql.ref(key.name)} and ${sql.table(table)}.${sql.ref(guard.column)} = ${guard.value}`.execute(trx);
+    return Number(res.numAffectedRows ?? 0);
+  },
+  idList: (ids) => sql<number>`(select unnest(${ids}::bigint[]))`,
   lower: (value) => sql<string>`lower(${value})`,
   position: (value, part) => sql<number>`strpos(${value}, ${part})`,
   jsonMember: jsonMemberConditions(),

@@ -183,20 +183,18 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect,
       return Number(res.numUpdatedRows) === 1;
     },
     async startSends(id, sendIds, now) {
-      const out: { id: number; attempts: number }[] = [];
+      if (sendIds.length === 0) return [];
       const sending = dialect.lockForUpdate(db.selectFrom('notify_campaigns').select('id').where('id', '=', id).where('status', '=', 'sending'));
-      for (let i = 0; i < sendIds.length; i += 500) {
-        const rows = await db
-          .updateTable('notify_sends')
-          .set((eb) => ({ status: 'sending', attempts: eb('attempts', '+', 1), updated_at: now }))
-          .where('id', 'in', sendIds.slice(i, i + 500))
-          .where('status', '=', 'queued')
-          .where((eb) => eb.exists(sending))
-          .returning(['id', 'attempts'])
-          .execute();
-        for (const r of rows) out.push({ id: Number(r.id), attempts: Number(r.attempts) });
-      }
-      return out;
+      // the ids as one parameter: the same statement text for any number of slots starting together
+      const rows = await db
+        .updateTable('notify_sends')
+        .set((eb) => ({ status: 'sending', attempts: eb('attempts', '+', 1), updated_at: now }))
+        .where('id', 'in', dialect.idList(sendIds))
+        .where('status', '=', 'queued')
+        .where((eb) => eb.exists(sending))
+        .returning(['id', 'attempts'])
+        .execute();
+      return rows.map((r) => ({ id: Number(r.id), attempts: Number(r.attempts) }));
     },
     async countSending(id, since) {
       const row = await db

@@ -1,6 +1,7 @@
-import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
-import { type NewSend, type SendOutcome, type SendsRepo, type StepSend, stepKey } from '../../core/storage/sends.ts';
+import type { ExpressionBuilder, Kysely, Selectable, } from 'kysely';
+import { type NewSend, type SendsRepo, type StepSend, stepKey } from '../../core/storage/sends.ts';
 import type { SendRecord, SendStatus, SuppressedRecipient } from '../../core/types.ts';
+import type { JsonRowColumn, StoreDialect } from '../dialect.ts';
 import { toDate } from '../rows.ts';
 import type { OutboundEvent } from '../../core/storage/outbound.ts';
 import { atomically, type Outbox } from '../outbox.ts';
@@ -52,7 +53,7 @@ const values = (r: NewSend, now: number) => ({
   updated_at: now,
 });
 
-export function createSendsRepo(db: Kysely<Database>, outbox: Outbox): SendsRepo {
+export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): SendsRepo {
   const one = async (where: 'id' | 'token' | 'message_id', v: string | number) => {
     const row = await db.selectFrom('notify_sends').selectAll().where(where, '=', v as never).executeTakeFirst();
     return row && toSendRecord(row);
@@ -117,23 +118,27 @@ export function createSendsRepo(db: Kysely<Database>, outbox: Outbox): SendsRepo
       return Number(res.numUpdatedRows) === 1;
     },
     async finish(outcomes, now) {
-      const announce = outbox.wants('notify:email.sent') || outbox.wants('notify:email.failed');
-      const write = async (trx: Kysely<Database>) => {
-        // one UPDATE per status (and, for deferred ones, per retry time): few distinct values per group
-        const groups = new Map<string, SendOutcome[]>();
-        for (const o of outcomes) {
-          const key = `${o.status}:${o.status === 'deferred' ? o.next_attempt_at : ''}`;
-          groups.set(key, [...(groups.get(key) ?? []), o]);
-        }
-        const rows: Row[] = [];
-        let changed = 0;
-        for (const group of groups.values()) for (let i = 0; i < group.length; i += 500) changed += await finishGroup(trx, group.slice(i, i + 500), now, announce ? rows : undefined);
-        const events = rows.flatMap((r) => emailEvent(r, outbox));
+      // one fixed-shape statement whatever the group's size and mix of statuses (see updateRows)
+      const rows = outcomes.map((o) => ({
+        id: o.id,
+        status: o.status,
+        error: o.error ?? null,
+        message_id: o.message_id ?? null,
+        sent_at: o.status === 'sent' ? now : null,
+        next_attempt_at: o.status === 'deferred' ? (o.next_attempt_at ?? now) : null,
+        updated_at: now,
+      }));
+      const update = (trx: Kysely<Database>) => dialect.updateRows(trx, 'notify_sends', OUTCOME_KEY, OUTCOME_COLUMNS, rows, { column: 'status', value: 'sending' });
+      if (!(outbox.wants('notify:email.sent') || outbox.wants('notify:email.failed'))) return update(db);
+      const { changed, events } = await atomically(db, async (trx) => {
+        // the rows this call changes, held until it commits: exactly their outcomes are announced
+        const before = await dialect.lockForUpdate(trx.selectFrom('notify_sends').selectAll().where('id', 'in', rows.map((r) => r.id)).where('status', '=', 'sending')).execute();
+        const changed = await update(trx);
+        const written = new Map(rows.map((r) => [r.id, r]));
+        const events = before.flatMap((r) => emailEvent({ ...r, ...written.get(Number(r.id)) } as Row, outbox));
         await outbox.write(trx, events, now);
         return { changed, events };
-      };
-      // without anyone to tell, the outcomes need no transaction of their own (the rows count, not their order)
-      const { changed, events } = announce ? await atomically(db, write) : await write(db);
+      });
       outbox.publish(events);
       return changed;
     },
@@ -197,34 +202,13 @@ function emailEvent(r: Row, outbox: Outbox): OutboundEvent[] {
 
 const num = (v: number | null) => (v === null ? null : Number(v));
 
-/**
- * One UPDATE for a group of outcomes with the same status (and retry time); per-row values through
- * CASE. The rows changed go into `rows` when given.
- */
-async function finishGroup(db: Kysely<Database>, group: SendOutcome[], now: number, rows?: Row[]): Promise<number> {
-  if (group.length === 0) return 0;
-  const { status, next_attempt_at } = group[0];
-  const ids = group.map((o) => o.id);
-  const caseOf = (pick: (o: SendOutcome) => string | null | undefined) => {
-    const whens = group.filter((o) => pick(o) != null).map((o) => sql`when ${o.id} then cast(${pick(o)} as text)`);
-    return whens.length ? sql`case id ${sql.join(whens, sql` `)} else null end` : sql`null`;
-  };
-  const update = db
-    .updateTable('notify_sends')
-    .set({
-      status,
-      error: caseOf((o) => o.error) as never,
-      message_id: caseOf((o) => o.message_id) as never,
-      sent_at: status === 'sent' ? now : null,
-      next_attempt_at: status === 'deferred' ? (next_attempt_at ?? now) : null,
-      updated_at: now,
-    })
-    .where('id', 'in', ids)
-    .where('status', '=', 'sending');
-  if (rows) {
-    const changed = await update.returningAll().execute();
-    rows.push(...changed);
-    return changed.length;
-  }
-  return Number((await update.executeTakeFirst()).numUpdatedRows);
-}
+/** what an outcome writes on its send row, by id */
+const OUTCOME_KEY: JsonRowColumn = { name: 'id', type: 'bigint' };
+const OUTCOME_COLUMNS: readonly JsonRowColumn[] = [
+  { name: 'status', type: 'text' },
+  { name: 'error', type: 'text' },
+  { name: 'message_id', type: 'text' },
+  { name: 'sent_at', type: 'bigint' },
+  { name: 'next_attempt_at', type: 'bigint' },
+  { name: 'updated_at', type: 'bigint' },
+];

@@ -5,6 +5,7 @@ import { type Expression, Kysely, type SqlBool, sql } from 'kysely';
 import type { JsonMemberConditions, StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 import { MigrationLockingSqliteDialect } from './migration-lock.ts';
+import { cachingStatements } from './statement-cache.ts';
 
 interface Shared {
   db: Kysely<Database>;
@@ -31,7 +32,7 @@ function connect(path: string): Pick<Shared, 'db' | 'sqlite'> {
   sqlite.pragma('busy_timeout = 10000');
   // SQLite's lower() folds ASCII only; searches must fold as the lower-cased term does.
   sqlite.function('notify_lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v));
-  return { sqlite, db: new Kysely<Database>({ dialect: new MigrationLockingSqliteDialect({ database: sqlite }, path) }) };
+  return { sqlite, db: new Kysely<Database>({ dialect: new MigrationLockingSqliteDialect({ database: cachingStatements(sqlite) }, sqlite, path) }) };
 }
 
 /** `sqlite:./notify.db`, `sqlite::memory:` */
@@ -49,12 +50,14 @@ export function createSqliteDialect(url: string): StoreDialect {
   const { db } = shared;
   const handle = shared;
   const insertRows = rowInserter(shared.sqlite);
+  const updateRows = rowUpdater(shared.sqlite);
   let closed = false;
   return {
     kind: 'sqlite',
     db,
     ...queries,
     insertRows,
+    updateRows,
     async prepare() {},
     isUniqueViolation: (err) => /^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(String((err as { code?: string })?.code)),
     isConnectionError: (err) => /^SQLITE_(CANTOPEN|IOERR|CORRUPT|NOTADB|BUSY|READONLY)/.test(String((err as { code?: string })?.code)),
@@ -98,6 +101,36 @@ function rowInserter(sqlite: BetterSqlite3.Database): StoreDialect['insertRows']
   };
 }
 
+/**
+ * Many rows updated by key: one UPDATE prepared once per table, key, columns and guard, run per
+ * row with named parameters, on the connection the caller's transaction holds (as rowInserter).
+ */
+function rowUpdater(sqlite: BetterSqlite3.Database): StoreDialect['updateRows'] {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  return async (_trx, table, key, columns, rows, guard) => {
+    const names = columns.map((c) => c.name);
+    const cacheKey = `${table}(${key.name}:${names.join(',')}|${guard.column})`;
+    let statement = statements.get(cacheKey);
+    if (!statement) {
+      const set = names.map((n) => `"${n}" = @${n}`).join(', ');
+      statement = sqlite.prepare(`update "${table}" set ${set} where "${key.name}" = @${key.name} and "${guard.column}" = @guard__`);
+      statements.set(cacheKey, statement);
+    }
+    const params: Record<string, unknown> = { guard__: guard.value };
+    const runAll = () => {
+      let changed = 0;
+      for (const row of rows) {
+        params[key.name] = row[key.name];
+        for (const name of names) params[name] = row[name] ?? null;
+        changed += statement.run(params).changes;
+      }
+      return changed;
+    };
+    // outside a transaction the rows still change together, as one statement would change them
+    return sqlite.inTransaction ? runAll() : sqlite.transaction(runAll)();
+  };
+}
+
 /** SQLite has one writer at a time and one namespace: most pieces are the plain form. */
 const queries = {
   columns: { id: 'integer', pk: (c) => c.primaryKey().autoIncrement(), ref: 'integer', ts: 'integer', json: 'text', bool: 'integer' },
@@ -123,6 +156,7 @@ const queries = {
   inList: (values) => values,
   // named as the columns, so the rows also serve as the FROM of an UPDATE
   jsonRows: (json, columns) => sql`select ${sql.raw(columns.map((c) => `value->>'${c.name}' as ${c.name}`).join(', '))} from json_each(${json})`,
+  idList: (ids) => sql<number>`(select value from json_each(${JSON.stringify(ids)}))`,
   // ->> reads a string member as its text, which is what a JSON text column holds
   jsonRowValue: (value) => JSON.stringify(value),
   lower: (value) => sql<string>`notify_lower(${value})`,

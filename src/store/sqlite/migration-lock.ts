@@ -44,9 +44,10 @@ export class MigrationLockingSqliteDialect extends SqliteDialect {
   readonly #sqlite: BetterSqlite3.Database;
   readonly #file: string;
 
-  constructor(config: SqliteDialectConfig & { database: BetterSqlite3.Database }, file: string) {
+  /** `sqlite` is the connection under `config.database` (which may wrap it) */
+  constructor(config: SqliteDialectConfig, sqlite: BetterSqlite3.Database, file: string) {
     super(config);
-    this.#sqlite = config.database;
+    this.#sqlite = sqlite;
     this.#file = file;
   }
 
