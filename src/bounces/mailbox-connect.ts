@@ -1,4 +1,4 @@
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
 import { NotifyError } from '../errors.ts';
 import type { MailboxLog } from './mailbox-contract.ts';
 import type { MailboxTarget } from './mailbox-url.ts';
@@ -8,6 +8,8 @@ import type { MailboxTarget } from './mailbox-url.ts';
  * that does not answer may answer later (STORE_UNAVAILABLE, the worker tries again next interval).
  */
 export async function connectMailbox(target: MailboxTarget, timeoutMs: number, log: MailboxLog): Promise<ImapFlow> {
+  // Loaded on first use, not at start-up: only the bounce mailbox speaks IMAP.
+  const { ImapFlow } = await import('imapflow');
   const client = new ImapFlow({
     host: target.host,
     port: target.port,

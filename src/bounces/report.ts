@@ -1,4 +1,4 @@
-import { type ParsedMail, simpleParser } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
 import { NotifyError } from '../errors.ts';
 import { type Fields, fieldAddress, firstField, parseFieldBlocks, parseFields } from './fields.ts';
 import { originalHeaderBlock } from './report-parts.ts';
@@ -45,6 +45,8 @@ const REPORT_TYPES = new Set(['delivery-status', 'feedback-report']);
  */
 export async function parseReport(raw: Buffer | string): Promise<BounceReport> {
   const source = typeof raw === 'string' ? Buffer.from(raw) : raw;
+  // Loaded here, not at start-up: most CLI commands never parse a report.
+  const { simpleParser } = await import('mailparser');
   let mail: ParsedMail;
   try {
     // keepDeliveryStatus: the delivery-status part as an attachment, not folded into the text.

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { createContactsService } from '../../src/core/contacts.ts';
 import { isNotifyError } from '../../src/errors.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { forEachEngine, testOptions } from '../helpers/engines.ts';
@@ -8,8 +9,10 @@ import { holdingMailer, sendRows } from './helpers.ts';
 
 const N = 150;
 
-async function seed(notify: Notify, list: string): Promise<void> {
-  for (let i = 0; i < N; i++) await notify.contacts.upsert({ email: `${list}${i}@example.com`, lists: [list] });
+// The batch path the CSV import uses: one statement per batch instead of one round trip per contact.
+async function seed(notify: Notify, list: string, n = N): Promise<void> {
+  const items = Array.from({ length: n }, (_, i) => ({ input: { email: `${list}${i}@example.com`, lists: [list] } }));
+  await createContactsService(notify.context).upsertMany(items);
 }
 
 const once = (addresses: string[]) => new Set(addresses).size === addresses.length;
@@ -109,7 +112,7 @@ forEachEngine('pause and resume', (h) => {
     const runner = await createNotify(testOptions(h.url, { mailer: hold.mailer, batchSize: 1000 }));
     try {
       await admin.lists.create({ name: 'x' });
-      for (let i = 0; i < 60; i++) await admin.contacts.upsert({ email: `x${i}@example.com`, lists: ['x'] });
+      await seed(admin, 'x', 60);
       const c = await admin.campaigns.create({ subject: 'Cancel me', text: 'hello', list: 'x' });
       const run = runner.campaigns.send(c.id);
       await hold.held;

@@ -56,13 +56,16 @@ for (const engine of ENGINES) {
       // an hour ahead first: the early run happens before it however slow the machine, and the
       // worker's rounds meanwhile start nothing
       const later = new Date(Date.now() + 3_600_000);
+      const started = Date.now();
       assert.match(await d.cli(['campaigns:schedule', id, later.toISOString()]), /scheduled for/);
+      const oneCall = Date.now() - started;
       const early = await d.cli(['notify:send-campaign', id]);
       assert.match(early, /is scheduled for .*; nothing is sent before then/);
       assert.equal(campaignMail().length, 0);
-      // then moved to a near time, far enough ahead for the CLI process to start and store it: the
-      // worker starts it then, not before (a worker ignoring the time would have sent it already)
-      const sendAt = new Date(Date.now() + 15_000);
+      // then moved to a near time, far enough ahead for the CLI process to start and store it (three
+      // times what the same call just took, at least 5 s, so the margin follows the machine's load):
+      // the worker starts it then, not before (a worker ignoring the time would have sent it already)
+      const sendAt = new Date(Date.now() + Math.max(5_000, 3 * oneCall));
       assert.match(await d.cli(['campaigns:schedule', id, sendAt.toISOString()]), /scheduled for/);
 
       await waitUntil(() => (campaignMail().length >= 3 ? true : undefined), 60_000, `the first messages (${d.describe()})`);

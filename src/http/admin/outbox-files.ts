@@ -1,6 +1,6 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { type AddressObject, simpleParser } from 'mailparser';
+import type { AddressObject } from 'mailparser';
 import type { Config } from '../../config.ts';
 
 /**
@@ -68,6 +68,8 @@ export async function readRaw(dir: string, name: string): Promise<Buffer | undef
 export async function readMessage(dir: string, name: string): Promise<OutboxMessage | undefined> {
   const raw = await readRaw(dir, name);
   if (!raw) return undefined;
+  // Loaded on first use, not at start-up: only the outbox viewer parses messages.
+  const { simpleParser } = await import('mailparser');
   const mail = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true });
   const headers = mail.headerLines.map((h) => {
     const colon = h.line.indexOf(':');
