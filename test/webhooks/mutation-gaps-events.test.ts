@@ -90,6 +90,22 @@ forEachEngine('applying webhook events: attribution, Message-ID forms, receipts'
     ]);
   });
 
+  test('a second bounce (another event id) for a contact already bounced: counted as applied, but no second event row, counter or application event', async () => {
+    const campaignId = await insertCampaign(notify().context.store);
+    const send = await insertSend(notify(), { campaignId });
+    await setMessageId(notify(), send.id, '<twice-1@mail.example.com>');
+    const email = (await notify().contacts.get(send.contactId))!.email;
+    let fired = 0;
+    const off = notify().on('notify:contact.bounced', () => void fired++);
+    const bounce = (id: string) => [{ type: 'bounce', email, message_id: '<twice-1@mail.example.com>', id }];
+    assert.deepEqual(await post(notify(), bounce('ev-twice-1')), { received: 1, applied: 1, duplicates: 0, unknownContacts: 0 });
+    assert.deepEqual(await post(notify(), bounce('ev-twice-2')), { received: 1, applied: 1, duplicates: 0, unknownContacts: 0 });
+    off();
+    assert.equal(fired, 1);
+    assert.equal((await eventRows(notify(), 'bounce')).filter((r) => r.contact_id === send.contactId).length, 1);
+    assert.equal((await notify().campaigns.getCampaignReport(campaignId)).bounced, 1);
+  });
+
   test('a Message-ID without @ or brackets is looked up only as given', async () => {
     const send = await insertSend(notify());
     await setMessageId(notify(), send.id, '<bare-token-1>');
