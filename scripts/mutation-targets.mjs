@@ -8,7 +8,8 @@ const ROUTE = 'test/webhooks/route.test.ts';
 const GAPS = 'test/webhooks/mutation-gaps-providers.test.ts';
 const SNS_GAPS = 'test/webhooks/mutation-gaps-sns.test.ts';
 const SHARED_GAPS = 'test/webhooks/mutation-gaps-shared.test.ts';
-const WEBHOOK_TESTS = [SHARED_GAPS, ROUTE, 'test/webhooks/ses-sns.test.ts', 'test/webhooks/providers.test.ts', 'test/webhooks/mounting.test.ts', GAPS, SNS_GAPS];
+const EVENTS_GAPS = 'test/webhooks/mutation-gaps-events.test.ts';
+const WEBHOOK_TESTS = [SHARED_GAPS, EVENTS_GAPS, ROUTE, 'test/webhooks/ses-sns.test.ts', 'test/webhooks/providers.test.ts', 'test/webhooks/mounting.test.ts', GAPS, SNS_GAPS];
 const UNSUBSCRIBE_TESTS = ['test/http/unsubscribe.test.ts', 'test/core/contacts.test.ts'];
 
 export const TARGETS = {
