@@ -207,7 +207,9 @@ describe('the console in a browser, with serve and worker processes', { skip: BR
     const csv = readFileSync((await (await download).path())!, 'utf8').trim().split('\n');
     assert.equal(csv.length, 1 + 3 + 200);
     await go('/notify/admin/sequences');
-    // the contacts page has a browser test of its own (with its person timeline)
+    // the contacts page and a person's timeline have a browser test of their own; here they are checked for access
+    await go('/notify/admin/contacts');
+    await go(String(await page.locator('table a[href^="/notify/admin/contacts/"]').first().getAttribute('href')));
     await go('/notify/admin/lists');
     assert.match((await page.locator('table').textContent()) ?? '', /readers/);
   });
