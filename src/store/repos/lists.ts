@@ -45,10 +45,7 @@ export function createListsRepo(db: Kysely<Database>, dialect: StoreDialect, out
         .orderBy('l.name')
         .execute();
       return rows.map((r) => ({
-        id: Number(r.id),
-        name: r.name,
-        description: r.description,
-        public: Number(r.public) === 1,
+        ...listFields(r),
         subscribers: Number(r.subscribers ?? 0),
         created_at: toDate(r.created_at)!,
       }));
@@ -114,12 +111,14 @@ export function createListsRepo(db: Kysely<Database>, dialect: StoreDialect, out
         .orderBy('l.id')
         .execute();
       return rows.map((r) => ({
-        id: Number(r.id),
-        name: r.name,
-        description: r.description,
-        public: Number(r.public) === 1,
+        ...listFields(r),
         status: (r.status ?? null) as Membership['status'],
       }));
     },
   };
+}
+
+/** a list row's own fields as the domain reads them (`public` is 0/1 in both engines) */
+function listFields(r: { id: number | string | bigint; name: string; description: string | null; public: number | boolean }) {
+  return { id: Number(r.id), name: r.name, description: r.description, public: Number(r.public) === 1 };
 }
