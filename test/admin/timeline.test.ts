@@ -11,7 +11,7 @@ const auth = { headers: { authorization: `Bearer ${TOKEN}` } };
 const START = Date.UTC(2026, 2, 1, 9, 0);
 /** the rows of the timeline table: [when, what, campaign, detail] as text */
 const rowsOf = (html: string) =>
-  [...(/<table id="timeline">([\s\S]*?)<\/table>/.exec(html)?.[1] ?? '').matchAll(/<tr class="[a-z]+">([\s\S]*?)<\/tr>/g)].map((m) =>
+  [...(/<table id="timeline"[^>]*>([\s\S]*?)<\/table>/.exec(html)?.[1] ?? '').matchAll(/<tr class="[a-z]+">([\s\S]*?)<\/tr>/g)].map((m) =>
     [...m[1].matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((c) => c[1].replace(/<[^>]+>/g, '').trim()),
   );
 
