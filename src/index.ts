@@ -7,7 +7,7 @@ export { events, type VerifyOptions } from './events/index.ts';
 export { OUTBOUND_EVENT_TYPES, type OutboundEventType } from './core/storage/outbound.ts';
 export type { Campaign, CampaignRunResult, CampaignStatus, CampaignStats, Contact, ContactInput, ContactStatus, DripRunResult, Enrollment, EnrollmentStatus, SendRecord, Sequence, Step } from './core/types.ts';
 export type { List, ListInput } from './core/lists.ts';
-export type { CampaignInput, CampaignListOptions } from './core/campaigns.ts';
+export type { CampaignInput, CampaignListOptions, CampaignsApi } from './core/campaigns.ts';
 export type { TestSendInput, TestSendResult } from './core/campaign-test-send.ts';
 export type { ContactListQuery, ContactPage } from './core/contacts.ts';
 export type { Segment } from './core/segments.ts';

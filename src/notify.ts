@@ -5,7 +5,7 @@ import { type Config, type ConfigInput, type LoadConfigOptions, loadConfig } fro
 import type { Context } from './context.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import type { RunOptions } from './core/campaign-run.ts';
-import { type CampaignInput, type CampaignListOptions, createCampaignsService } from './core/campaigns.ts';
+import { type CampaignInput, type CampaignListOptions, type CampaignsApi, createCampaignsService } from './core/campaigns.ts';
 import type { TestSendInput, TestSendResult } from './core/campaign-test-send.ts';
 import { type ContactListQuery, type ContactPage, createContactsService } from './core/contacts.ts';
 import { createDispatcher } from './core/dispatch.ts';
@@ -77,29 +77,7 @@ export interface Notify {
     list(): Promise<List[]>;
     delete(name: string): Promise<void>;
   };
-  readonly campaigns: {
-    create(input: CampaignInput): Promise<Campaign>;
-    get(campaignId: number): Promise<Campaign | undefined>;
-    /** one run of notify:send-campaign */
-    send(campaignId: number, opts?: RunOptions): Promise<CampaignRunResult>;
-    /** in id order; `after` = the last id of the previous page */
-    list(options?: CampaignListOptions): Promise<Campaign[]>;
-    /** a draft, scheduled or paused campaign's content, audience or sender (INVALID_STATE otherwise) */
-    update(campaignId: number, fields: Partial<CampaignInput>): Promise<Campaign>;
-    /** a draft only */
-    delete(campaignId: number): Promise<void>;
-    /** -> scheduled; the worker starts it at sendAt (a Date, or ISO 8601; without an offset: UTC) */
-    schedule(campaignId: number, sendAt: Date | string): Promise<Campaign>;
-    /** returns once no further message of the campaign will leave (the sends in flight end first) */
-    pause(campaignId: number): Promise<Campaign>;
-    /** continues where it stopped; nobody gets it twice, however many workers */
-    resume(campaignId: number): Promise<Campaign>;
-    /** final; returns once no further message will leave */
-    cancel(campaignId: number): Promise<Campaign>;
-    /** real rendered copies to these addresses; no send row, no stats */
-    sendTest(campaignId: number, input: TestSendInput): Promise<TestSendResult>;
-    /** who a send would reach now */
-    audience(campaignId: number): Promise<{ count: number }>;
+  readonly campaigns: CampaignsApi & {
     /** exactly { total, sent, failed, opened, clicked }, read from the per-campaign counters (no scan), after this process's buffered opens and clicks are written */
     getCampaignStats(campaignId: number): Promise<CampaignStats>;
     /** the richer figures: suppressed, bounced, complained, unsubscribed, human-only, per link, over time */

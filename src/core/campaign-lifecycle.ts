@@ -12,10 +12,14 @@ import { type Campaign, CAMPAIGN_STATUSES, type CampaignStatus } from './types.t
  * message of it leaves.
  */
 export interface CampaignLifecycle {
-  schedule(id: number, sendAt: Date | string): Promise<Campaign>;
-  pause(id: number): Promise<Campaign>;
-  resume(id: number): Promise<Campaign>;
-  cancel(id: number): Promise<Campaign>;
+  /** -> scheduled; the worker starts it at sendAt (a Date, or ISO 8601; without an offset: UTC) */
+  schedule(campaignId: number, sendAt: Date | string): Promise<Campaign>;
+  /** returns once no further message of the campaign will leave (the sends in flight end first) */
+  pause(campaignId: number): Promise<Campaign>;
+  /** continues where it stopped; nobody gets it twice, however many workers */
+  resume(campaignId: number): Promise<Campaign>;
+  /** final; returns once no further message will leave */
+  cancel(campaignId: number): Promise<Campaign>;
 }
 
 export function createCampaignLifecycle(ctx: Context, checkId: (id: unknown) => number): CampaignLifecycle {

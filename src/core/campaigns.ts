@@ -41,19 +41,26 @@ export interface CampaignListOptions {
   after?: number;
 }
 
-export interface CampaignsService extends CampaignLifecycle {
+/** The campaign methods of the public `notify.campaigns` (notify.ts adds the stats readers). */
+export interface CampaignsApi extends CampaignLifecycle {
   create(input: CampaignInput): Promise<Campaign>;
-  get(id: number): Promise<Campaign | undefined>;
-  send(id: number, opts?: RunOptions): Promise<CampaignRunResult>;
-  /** in id order */
+  get(campaignId: number): Promise<Campaign | undefined>;
+  /** one run of notify:send-campaign */
+  send(campaignId: number, opts?: RunOptions): Promise<CampaignRunResult>;
+  /** in id order; `after` = the last id of the previous page */
   list(options?: CampaignListOptions): Promise<Campaign[]>;
-  /** content, audience or sender of a draft, scheduled or paused campaign */
-  update(id: number, fields: Partial<CampaignInput>): Promise<Campaign>;
+  /** a draft, scheduled or paused campaign's content, audience or sender (INVALID_STATE otherwise) */
+  update(campaignId: number, fields: Partial<CampaignInput>): Promise<Campaign>;
   /** a draft only */
-  delete(id: number): Promise<void>;
-  sendTest(id: number, input: TestSendInput): Promise<TestSendResult>;
+  delete(campaignId: number): Promise<void>;
+  /** real rendered copies to these addresses; no send row, no stats */
+  sendTest(campaignId: number, input: TestSendInput): Promise<TestSendResult>;
   /** who a send would reach now: audience members without a send row, suppressed ones left out */
-  audience(id: number): Promise<{ count: number }>;
+  audience(campaignId: number): Promise<{ count: number }>;
+}
+
+/** What the admin pages use besides the public methods. */
+export interface CampaignsService extends CampaignsApi {
   /** who a new campaign to this list and/or segment would reach now (suppressed contacts left out) */
   countAudience(target: Pick<CampaignInput, 'list' | 'segment'>): Promise<{ count: number }>;
   /** the message as the chosen contact would get it, without tracking; nothing stored or sent */

@@ -100,12 +100,8 @@ export interface CampaignStats {
   clicked: number;
 }
 
-export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'paused', 'cancelled', 'sent'] as const;
-export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
-
-export interface Campaign {
-  id: number;
-  name: string | null;
+/** What a campaign and a drip step both hold: the message before it is rendered. */
+export interface MessageContent {
   subject: string;
   html: string | null;
   markdown: string | null;
@@ -113,6 +109,14 @@ export interface Campaign {
   text: string | null;
   /** layout view name; null = defaultLayout; false = none */
   layout: string | false | null;
+}
+
+export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'paused', 'cancelled', 'sent'] as const;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+
+export interface Campaign extends MessageContent {
+  id: number;
+  name: string | null;
   /** list name; null = every contact */
   list: string | null;
   /** segment filter narrowing the audience (see core/segments.ts); null = none */
@@ -160,20 +164,13 @@ export interface CampaignRunResult {
   dryRun?: number;
 }
 
-export interface Step {
+export interface Step extends MessageContent {
   id: number;
   sequence_id: number;
   /** 0-based order in the sequence */
   position: number;
   /** minutes after the previous step was sent (the first step: after enrollment) */
   delay_minutes: number;
-  subject: string;
-  html: string | null;
-  markdown: string | null;
-  markdown_file: string | null;
-  text: string | null;
-  /** layout view name; null = defaultLayout; false = none */
-  layout: string | false | null;
 }
 
 export interface Sequence {

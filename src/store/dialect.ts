@@ -23,6 +23,10 @@ export interface JsonRowColumn {
   type: 'text' | 'integer' | 'smallint' | 'bigint' | 'json';
 }
 
+/** `columnList({ id: 'bigint', name: 'text' })`: a column list written as one line per table, in the order given. */
+export const columnList = (spec: Record<string, JsonRowColumn['type']>): readonly JsonRowColumn[] =>
+  Object.entries(spec).map(([name, type]) => ({ name, type }));
+
 /** updateRows changes a row only while this column holds this value */
 export interface RowGuard {
   column: string;

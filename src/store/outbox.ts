@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { EventSink, OutboundEvent, OutboundEventType } from '../core/storage/outbound.ts';
-import type { JsonRowColumn, StoreDialect } from './dialect.ts';
+import { columnList, type StoreDialect } from './dialect.ts';
 import type { Database } from './schema.ts';
 
 /**
@@ -20,17 +20,7 @@ export interface Outbox {
 
 const ROWS_PER_INSERT = 1000;
 
-const COLUMNS: readonly JsonRowColumn[] = [
-  { name: 'event_id', type: 'text' },
-  { name: 'endpoint', type: 'text' },
-  { name: 'type', type: 'text' },
-  { name: 'body', type: 'text' },
-  { name: 'status', type: 'text' },
-  { name: 'attempts', type: 'integer' },
-  { name: 'next_attempt_at', type: 'bigint' },
-  { name: 'created_at', type: 'bigint' },
-  { name: 'updated_at', type: 'bigint' },
-];
+const COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text', body: 'text', status: 'text', attempts: 'integer', next_attempt_at: 'bigint', created_at: 'bigint', updated_at: 'bigint' });
 
 /** The id receivers dedupe on: random, so two processes never make the same one. */
 export const newEventId = () => `evt_${randomBytes(16).toString('base64url')}`;

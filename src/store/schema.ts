@@ -44,15 +44,19 @@ export interface ListMembersTable {
   unsubscribed_at: Generated<number | null>;
 }
 
-export interface CampaignsTable {
-  id: Generated<number>;
-  name: string | null;
+/** The message columns campaigns and steps share. */
+interface ContentColumns {
   subject: string;
   html: string | null;
   markdown: string | null;
   markdown_file: string | null;
   text: string | null;
   layout: string | null;
+}
+
+export interface CampaignsTable extends ContentColumns {
+  id: Generated<number>;
+  name: string | null;
   list_id: number | null;
   from_name: string | null;
   from_email: string | null;
@@ -158,17 +162,11 @@ export interface OutboundEventsTable {
   updated_at: number;
 }
 
-export interface StepsTable {
+export interface StepsTable extends ContentColumns {
   id: Generated<number>;
   sequence_id: number;
   position: number;
   delay_minutes: number;
-  subject: string;
-  html: string | null;
-  markdown: string | null;
-  markdown_file: string | null;
-  text: string | null;
-  layout: string | null;
   created_at: number;
 }
 

@@ -1,5 +1,15 @@
-import { type Kysely, sql } from 'kysely';
+import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
 import type { MigrationContext } from './index.ts';
+
+/** The message columns campaigns and steps share (the column order is the one the first release created). */
+const messageColumns = <T extends string, C extends string>(t: CreateTableBuilder<T, C>) =>
+  t
+    .addColumn('subject', 'text', (c) => c.notNull())
+    .addColumn('html', 'text')
+    .addColumn('markdown', 'text')
+    .addColumn('markdown_file', 'text')
+    .addColumn('text', 'text')
+    .addColumn('layout', 'text');
 
 /** The whole schema of the first release. Both engines, one definition: see MigrationContext. */
 export async function up(db: Kysely<any>, { id, pk, ref, ts, json, bool }: MigrationContext): Promise<void> {
@@ -46,12 +56,7 @@ export async function up(db: Kysely<any>, { id, pk, ref, ts, json, bool }: Migra
     .createTable('notify_campaigns')
     .addColumn('id', id, pk)
     .addColumn('name', 'text')
-    .addColumn('subject', 'text', (c) => c.notNull())
-    .addColumn('html', 'text')
-    .addColumn('markdown', 'text')
-    .addColumn('markdown_file', 'text')
-    .addColumn('text', 'text')
-    .addColumn('layout', 'text')
+    .$call(messageColumns)
     .addColumn('list_id', ref, (c) => c.references('notify_lists.id'))
     .addColumn('from_name', 'text')
     .addColumn('from_email', 'text')
@@ -72,12 +77,7 @@ export async function up(db: Kysely<any>, { id, pk, ref, ts, json, bool }: Migra
     .addColumn('sequence_id', ref, (c) => c.notNull().references('notify_sequences.id').onDelete('cascade'))
     .addColumn('position', 'integer', (c) => c.notNull())
     .addColumn('delay_minutes', 'integer', (c) => c.notNull())
-    .addColumn('subject', 'text', (c) => c.notNull())
-    .addColumn('html', 'text')
-    .addColumn('markdown', 'text')
-    .addColumn('markdown_file', 'text')
-    .addColumn('text', 'text')
-    .addColumn('layout', 'text')
+    .$call(messageColumns)
     .addColumn('created_at', ts, (c) => c.notNull())
     .addUniqueConstraint('notify_steps_sequence_position', ['sequence_id', 'position'])
     .execute();

@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ContactWrite } from '../../core/storage/contacts.ts';
 import type { ContactStatus } from '../../core/types.ts';
-import type { JsonRowColumn, StoreDialect } from '../dialect.ts';
+import { columnList, type StoreDialect } from '../dialect.ts';
 import { parseJson } from '../rows.ts';
 import type { ContactsTable, Database } from '../schema.ts';
 import type { Join } from './joins.ts';
@@ -23,18 +23,7 @@ export const MULTI_ROW = 500;
 type Member = { list_id: number; contact_id: number; created_at: number };
 
 /** The columns an update of an existing contact may change, as the batched UPDATE reads them. */
-const UPDATE_COLUMNS: readonly JsonRowColumn[] = [
-  { name: 'id', type: 'bigint' },
-  { name: 'name', type: 'text' },
-  { name: 'status', type: 'text' },
-  { name: 'attributes', type: 'json' },
-  { name: 'consent_at', type: 'bigint' },
-  { name: 'consent_source', type: 'text' },
-  { name: 'consent_ip', type: 'text' },
-  { name: 'confirm_token_hash', type: 'text' },
-  { name: 'confirm_sent_at', type: 'bigint' },
-  { name: 'updated_at', type: 'bigint' },
-];
+const UPDATE_COLUMNS = columnList({ id: 'bigint', name: 'text', status: 'text', attributes: 'json', consent_at: 'bigint', consent_source: 'text', consent_ip: 'text', confirm_token_hash: 'text', confirm_sent_at: 'bigint', updated_at: 'bigint' });
 
 function newRow(input: ContactWrite, now: number) {
   return {

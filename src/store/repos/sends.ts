@@ -1,7 +1,7 @@
 import type { ExpressionBuilder, Kysely, Selectable, } from 'kysely';
 import { type NewSend, type SendsRepo, type StepSend, stepKey } from '../../core/storage/sends.ts';
 import type { SendRecord, SendStatus, SuppressedRecipient } from '../../core/types.ts';
-import type { JsonRowColumn, StoreDialect } from '../dialect.ts';
+import { columnList, type JsonRowColumn, type StoreDialect } from '../dialect.ts';
 import { toDate } from '../rows.ts';
 import type { OutboundEvent } from '../../core/storage/outbound.ts';
 import { atomically, type Outbox } from '../outbox.ts';
@@ -58,30 +58,23 @@ export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, out
     const row = await db.selectFrom('notify_sends').selectAll().where(where, '=', v as never).executeTakeFirst();
     return row && toSendRecord(row);
   };
+  /** inserts the rows no other run holds yet (the unique key decides) and returns those it inserted */
+  const insertNew = async (rows: NewSend[], now: number, key: ['campaign_id', 'contact_id'] | ['enrollment_id', 'step_index']) => {
+    if (rows.length === 0) return [];
+    const out = await db
+      .insertInto('notify_sends')
+      .values(rows.map((r) => values(r, now)))
+      .onConflict((oc) => oc.columns(key).doNothing())
+      .returningAll()
+      .execute();
+    return out.map(toSendRecord);
+  };
   return {
     async create(row, now) {
       return toSendRecord(await db.insertInto('notify_sends').values(values(row, now)).returningAll().executeTakeFirstOrThrow());
     },
-    async claim(rows, now) {
-      if (rows.length === 0) return [];
-      const out = await db
-        .insertInto('notify_sends')
-        .values(rows.map((r) => values(r, now)))
-        .onConflict((oc) => oc.columns(['campaign_id', 'contact_id']).doNothing())
-        .returningAll()
-        .execute();
-      return out.map(toSendRecord);
-    },
-    async claimSteps(rows, now) {
-      if (rows.length === 0) return [];
-      const out = await db
-        .insertInto('notify_sends')
-        .values(rows.map((r) => values(r, now)))
-        .onConflict((oc) => oc.columns(['enrollment_id', 'step_index']).doNothing())
-        .returningAll()
-        .execute();
-      return out.map(toSendRecord);
-    },
+    claim: (rows, now) => insertNew(rows, now, ['campaign_id', 'contact_id']),
+    claimSteps: (rows, now) => insertNew(rows, now, ['enrollment_id', 'step_index']),
     async forSteps(steps) {
       const out = new Map<string, StepSend>();
       if (steps.length === 0) return out;
@@ -204,11 +197,4 @@ const num = (v: number | null) => (v === null ? null : Number(v));
 
 /** what an outcome writes on its send row, by id */
 const OUTCOME_KEY: JsonRowColumn = { name: 'id', type: 'bigint' };
-const OUTCOME_COLUMNS: readonly JsonRowColumn[] = [
-  { name: 'status', type: 'text' },
-  { name: 'error', type: 'text' },
-  { name: 'message_id', type: 'text' },
-  { name: 'sent_at', type: 'bigint' },
-  { name: 'next_attempt_at', type: 'bigint' },
-  { name: 'updated_at', type: 'bigint' },
-];
+const OUTCOME_COLUMNS = columnList({ status: 'text', error: 'text', message_id: 'text', sent_at: 'bigint', next_attempt_at: 'bigint', updated_at: 'bigint' });

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { addDelta, type CounterDeltas } from '../../core/storage/counters.ts';
 import type { EventLabeler, SendRef, TrackedEvent, TrackingBatchResult, TrackingRepo } from '../../core/storage/tracking-batches.ts';
-import type { JsonRowColumn, StoreDialect } from '../dialect.ts';
+import { columnList, type StoreDialect } from '../dialect.ts';
 import type { OutboundEvent } from '../../core/storage/outbound.ts';
 import type { Outbox } from '../outbox.ts';
 import type { Database } from '../schema.ts';
@@ -147,17 +147,7 @@ async function insertEvents(trx: Kysely<Database>, dialect: StoreDialect, rows: 
 
 const byContact = (a: EventRowJson, b: EventRowJson) => ((a.contact_id as number | null) ?? 0) - ((b.contact_id as number | null) ?? 0);
 
-const EVENT_COLUMNS: readonly JsonRowColumn[] = [
-  { name: 'type', type: 'text' },
-  { name: 'send_id', type: 'bigint' },
-  { name: 'contact_id', type: 'bigint' },
-  { name: 'campaign_id', type: 'bigint' },
-  { name: 'link_index', type: 'integer' },
-  { name: 'metadata', type: 'json' },
-  { name: 'is_machine', type: 'smallint' },
-  { name: 'machine_reason', type: 'text' },
-  { name: 'created_at', type: 'bigint' },
-];
+const EVENT_COLUMNS = columnList({ type: 'text', send_id: 'bigint', contact_id: 'bigint', campaign_id: 'bigint', link_index: 'integer', metadata: 'json', is_machine: 'smallint', machine_reason: 'text', created_at: 'bigint' });
 type EventRowJson = Record<string, unknown>;
 
 async function lockSends(trx: Kysely<Database>, dialect: StoreDialect, tokens: string[]): Promise<Map<string, SendRow>> {
