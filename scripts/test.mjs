@@ -1,13 +1,118 @@
-// Runs the test files under a folder in one node:test run.
-// Usage: node scripts/test.mjs [suffix=.test.ts] [dir=test] [extra node --test flags...]
-import { spawnSync } from 'node:child_process';
-import { testFiles } from './test-files.mjs';
+// Runs the test files under a folder in one node:test run, the slowest first.
+// Usage: node scripts/test.mjs [--checks] [--record-timings] [suffix=.test.ts] [dir=test]
+//          [--test-concurrency=N] [--test-reporter=spec|tap|dot|junit] [--test-reporter-destination=FILE]
+//   --checks          runs `npm run typecheck` and `npm run lint` beside the tests; either failing fails the run
+//   --record-timings  writes each file's wall time of this run into scripts/test-timings.json
+//
+// `node --test` sorts its files by name, so with two workers one long file that sorts last runs
+// alone at the end. node:test's run() starts files in the order given: the files known to be slow
+// (scripts/test-timings.json, committed, so a fresh clone has it) go first, the short ones fill the
+// gaps at the end.
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import { orderBySlowest, TIMINGS_FILE, testFiles } from './test-files.mjs';
 
-const [suffix = '.test.ts', dir = 'test', ...flags] = process.argv.slice(2);
-const files = testFiles([dir], suffix);
-if (files.length === 0) {
-  console.error(`no ${suffix} files under ${dir}/`);
-  process.exit(1);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+// the test processes inherit the runner's execArgv: it runs under tsx so that they do
+if (!process.execArgv.some((a, i, all) => a === '--import=tsx' || (a === '--import' && all[i + 1] === 'tsx'))) {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+} else {
+  process.exitCode = await main(process.argv.slice(2));
 }
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...flags, ...files], { stdio: 'inherit' });
-process.exit(result.status ?? 1);
+
+async function main(argv) {
+  const options = argv.filter((a) => a.startsWith('--'));
+  const [suffix = '.test.ts', dir = 'test'] = argv.filter((a) => !a.startsWith('--'));
+  const flag = (name) => options.find((o) => o.startsWith(`${name}=`))?.slice(name.length + 1);
+  const known = ['--checks', '--record-timings', '--test-concurrency', '--test-reporter', '--test-reporter-destination'];
+  const unknown = options.filter((o) => !known.includes(o.split('=')[0]));
+  if (unknown.length > 0) {
+    console.error(`scripts/test.mjs: unknown option ${unknown.join(' ')} (known: ${known.join(' ')})`);
+    return 2;
+  }
+
+  // keys of the timings file: paths from the repository root, wherever the runner was started
+  const files = testFiles([dir], suffix).map((f) => relative(ROOT, resolve(f)));
+  if (files.length === 0) {
+    console.error(`no ${suffix} files under ${dir}/`);
+    return 1;
+  }
+  const timings = readTimings();
+  const ordered = orderBySlowest(files, timings);
+
+  // started first, awaited last: two processes of their own beside the test workers
+  const checks = options.includes('--checks') ? [check('typecheck'), check('lint')] : [];
+
+  const { run } = await import('node:test');
+  const reporters = await import('node:test/reporters');
+  const reporterName = flag('--test-reporter') ?? (process.stdout.isTTY ? 'spec' : 'tap');
+  const reporter = reporters[reporterName];
+  if (!reporter) {
+    console.error(`scripts/test.mjs: no reporter ${reporterName}`);
+    return 2;
+  }
+  const destination = flag('--test-reporter-destination');
+  const out = destination ? createWriteStream(destination) : process.stdout;
+
+  const concurrency = Number(flag('--test-concurrency') ?? 2);
+  const measured = {};
+  let failed = false;
+  const stream = run({ files: ordered.map((f) => resolve(ROOT, f)), concurrency });
+  stream.on('test:fail', (e) => {
+    if (!e.todo && !e.skip) failed = true;
+  });
+  stream.on('test:complete', (e) => {
+    // the file itself is reported as a test named by its path
+    if (e.nesting === 0 && e.name === e.file) measured[relative(ROOT, e.file)] = e.details.duration_ms / 1000;
+  });
+  // resolves when the reporter has written everything (stdout itself is never ended)
+  await pipeline(stream.compose(reporterName === 'spec' ? new reporter() : reporter), out);
+
+  const slowest = Object.entries(measured).sort((a, b) => b[1] - a[1]);
+  console.error(`\nslowest files (wall s): ${slowest.slice(0, 8).map(([f, s]) => `${f} ${s.toFixed(1)}`).join(', ')}`);
+  if (options.includes('--record-timings')) writeTimings({ ...timings, ...measured });
+
+  let checksFailed = false;
+  for (const c of await Promise.all(checks)) {
+    process.stderr.write(`\n${c.name}: ${c.code === 0 ? 'ok' : `FAILED (exit ${c.code})`} in ${c.seconds.toFixed(0)} s\n${c.code === 0 ? '' : c.output}`);
+    if (c.code !== 0) checksFailed = true;
+  }
+  return failed || checksFailed ? 1 : 0;
+}
+
+/** `npm run -s <script>`, its output kept and shown once the tests are done (so it does not cut through theirs) */
+function check(name) {
+  const started = Date.now();
+  return new Promise((done) => {
+    const child = spawn('npm', ['run', '-s', name], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c) => {
+      output += c;
+    });
+    child.stderr.on('data', (c) => {
+      output += c;
+    });
+    child.on('error', (err) => done({ name, code: 1, output: String(err), seconds: (Date.now() - started) / 1000 }));
+    child.on('exit', (code, signal) => done({ name, code: code ?? (signal ? 1 : 0), output, seconds: (Date.now() - started) / 1000 }));
+  });
+}
+
+function readTimings() {
+  const path = resolve(ROOT, TIMINGS_FILE);
+  return existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : {};
+}
+
+function writeTimings(timings) {
+  const rounded = Object.fromEntries(
+    Object.entries(timings)
+      .filter(([f]) => existsSync(resolve(ROOT, f)))
+      .sort((a, b) => a[0].localeCompare(b[0]))
+      .map(([f, s]) => [f, Math.round(s * 10) / 10]),
+  );
+  writeFileSync(resolve(ROOT, TIMINGS_FILE), `${JSON.stringify(rounded, null, 2)}\n`);
+}

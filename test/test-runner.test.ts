@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { orderBySlowest, TIMINGS_FILE, testFiles } from '../scripts/test-files.mjs';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const exec = promisify(execFile);
+
+describe('test file order', () => {
+  test('slowest first; a file with no timing counts as the median known one; equal costs keep name order', () => {
+    const timings = { 'a.test.ts': 1, 'b.test.ts': 30, 'c.test.ts': 5, 'd.test.ts': 5, 'gone.test.ts': 99 };
+    assert.deepEqual(orderBySlowest(['a.test.ts', 'b.test.ts', 'c.test.ts', 'd.test.ts', 'new.test.ts'], timings), ['b.test.ts', 'c.test.ts', 'd.test.ts', 'new.test.ts', 'a.test.ts']);
+    assert.deepEqual(orderBySlowest(['z.test.ts', 'y.test.ts'], {}), ['z.test.ts', 'y.test.ts'], 'no timings at all: the order given');
+  });
+
+  test('the committed timings name every test file, so a fresh clone orders them all', () => {
+    const timings = JSON.parse(readFileSync(join(ROOT, TIMINGS_FILE), 'utf8')) as Record<string, number>;
+    const missing = testFiles([join(ROOT, 'test')])
+      .map((f) => f.slice(ROOT.length + 1))
+      .filter((f) => typeof timings[f] !== 'number');
+    // a few new files from concurrent work are fine (they count as typical); a stale file is not
+    assert.ok(missing.length < 20, `files without a timing: ${missing.join(', ')}`);
+  });
+});
+
+/**
+ * scripts/test.mjs in a throwaway project of its own (the scripts copied, node_modules linked), so
+ * its checks are that project's npm scripts: what `npm test` exits with and prints.
+ */
+describe('scripts/test.mjs', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'notify-runner-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'test'));
+  mkdirSync(join(dir, 'scripts'));
+  cpSync(join(ROOT, 'scripts/test.mjs'), join(dir, 'scripts/test.mjs'));
+  cpSync(join(ROOT, 'scripts/test-files.mjs'), join(dir, 'scripts/test-files.mjs'));
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const project = (typecheck: string) => writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'p', type: 'module', scripts: { typecheck, lint: 'echo lint ran' } }));
+  writeFileSync(join(dir, 'test/slow.test.ts'), "import { test } from 'node:test';\nconst n: number = 1;\ntest('slow', () => { console.log('ran slow', n); });\n");
+  writeFileSync(join(dir, 'test/fast.test.ts'), "import { test } from 'node:test';\ntest('fast', () => {});\n");
+  writeFileSync(join(dir, TIMINGS_FILE), JSON.stringify({ 'test/fast.test.ts': 1, 'test/slow.test.ts': 9 }));
+  const run = (...args: string[]) =>
+    // without the variable node:test sets for the files it runs, the runner is a top-level run again
+    exec(process.execPath, ['scripts/test.mjs', ...args], { cwd: dir, env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_TEST_CONTEXT')) }).then(
+      (r) => ({ code: 0, ...r }),
+      (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+    );
+
+  test('passing tests and checks: exit 0, TypeScript files run, the slowest file first, the checks reported after', async () => {
+    project('echo types fine');
+    // one at a time, so the order they started in is the order reported
+    const r = await run('--checks', '--test-reporter=tap', '--test-concurrency=1');
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stdout.indexOf('# Subtest: slow') < r.stdout.indexOf('# Subtest: fast'), r.stdout);
+    assert.match(r.stdout, /^# pass 2$/m);
+    assert.match(r.stderr, /slowest files \(wall s\): test\/\w+\.test\.ts [\d.]+, test\/\w+\.test\.ts [\d.]+\n/);
+    assert.match(r.stderr, /typecheck: ok in \d+ s\n\nlint: ok in \d+ s/);
+  });
+
+  test('a failing check fails the run with its output, though every test passed', async () => {
+    project('echo src/x.ts: error TS2322 && exit 2');
+    const r = await run('--checks', '--test-reporter=dot');
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /typecheck: FAILED \(exit 2\) in \d+ s\nsrc\/x\.ts: error TS2322/);
+  });
+
+  test('a failing test fails the run; --record-timings writes the wall times; an unknown option is refused', async () => {
+    project('true');
+    writeFileSync(join(dir, 'test/broken.test.ts'), "import { test } from 'node:test';\ntest('broken', () => { throw new Error('no'); });\n");
+    const r = await run('--record-timings', '--test-reporter=dot');
+    rmSync(join(dir, 'test/broken.test.ts'));
+    assert.equal(r.code, 1, r.stdout);
+    const timings = JSON.parse(readFileSync(join(dir, TIMINGS_FILE), 'utf8'));
+    assert.deepEqual(Object.keys(timings), ['test/broken.test.ts', 'test/fast.test.ts', 'test/slow.test.ts']);
+    assert.ok(Object.values(timings).every((s) => typeof s === 'number' && s >= 0));
+
+    const bad = await run('--test-only');
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /unknown option --test-only/);
+  });
+});
