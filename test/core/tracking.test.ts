@@ -113,4 +113,22 @@ forEachEngine('tracking batches', (h) => {
     const c = await store.counters.get(campaignId);
     assert.deepEqual([c.opened, c.human_opened, c.clicked, c.human_clicked], [30, 30, 30, 30]);
   });
+
+  test('stored events keep every value as recorded: awkward metadata text, null and numeric links, labels', async () => {
+    const store = a().context.store;
+    const send = await insertSend(a(), { campaignId: await insertCampaign(store) });
+    const odd = { ip: '2001:db8::1', note: 'a "quoted", {braced} \\ back\\slash, NULL, comma, ünïcode 😀', nested: { list: [1, null, 'x'] } };
+    const events: TrackedEvent[] = [
+      { ...event(send.token, 10), metadata: odd },
+      { ...event(send.token, 11), type: 'click', link_index: 0 },
+      { ...event(send.token, 12), type: 'click', link_index: 7, metadata: { ip: 'NULL' } },
+    ];
+    await store.tracking.applyBatch(events, (e) => (e.link_index === 7 ? { isMachine: true, reason: 'bot_user_agent' } : { isMachine: false, reason: null }));
+    const rows = (await eventsOf(store, send.id)).map((r) => [r.type, r.link_index, r.metadata, r.is_machine, r.machine_reason, Number(r.created_at)]);
+    assert.deepEqual(rows, [
+      ['open', null, odd, 0, null, 10],
+      ['click', 0, {}, 0, null, 11],
+      ['click', 7, { ip: 'NULL' }, 1, 'bot_user_agent', 12],
+    ]);
+  });
 });
