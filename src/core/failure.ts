@@ -36,7 +36,9 @@ interface ErrorFields {
  * is permanent: trying it again could deliver a message the provider already took.
  */
 export function classifyFailure(err: unknown): Failure {
-  return { transient: isTransient(err, 0), final: isFinal(err, 0), reason: reasonOf(err) };
+  // a throttling name beats its status (SDKs answer ThrottlingException with HTTP 400)
+  const transient = isTransient(err, 0);
+  return { transient, final: !transient && isFinal(err, 0), reason: reasonOf(err) };
 }
 
 export const REFUSED: Failure = { transient: false, final: false, reason: 'mailer returned false' };
