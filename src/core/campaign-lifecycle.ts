@@ -57,9 +57,21 @@ export function createCampaignLifecycle(ctx: Context, checkId: (id: unknown) => 
     },
     async cancel(id) {
       const { before, after } = await move('cancel', id, () => 'cancelled');
-      return before.status === 'sending' ? settle(after) : after;
+      const settled = before.status === 'sending' ? await settle(after) : after;
+      await cancelWaitingSends(ctx, settled.id);
+      return settled;
     },
   };
+}
+
+/**
+ * A cancelled campaign's sends still waiting for a try (deferred, or queued by a run that died) would
+ * otherwise stay so for ever: they become `cancelled`, counted in the total but neither sent nor
+ * failed. No run can start them meanwhile: a send starts only while its campaign is `sending`.
+ */
+export async function cancelWaitingSends(ctx: Pick<Context, 'store' | 'clock' | 'log'>, campaignId: number): Promise<void> {
+  const n = await ctx.store.sends.cancelWaiting({ campaignId }, ctx.clock.now());
+  if (n > 0) ctx.log.info({ campaignId, sends: n }, `campaign ${campaignId} cancelled: ${n} send(s) waiting for a retry will not be tried`);
 }
 
 const ISO_LOCAL = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/;

@@ -4,6 +4,7 @@ import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import { autoPauseIfBouncing } from './auto-pause.ts';
 import { watchRun } from './campaign-control.ts';
+import { cancelWaitingSends } from './campaign-lifecycle.ts';
 import { dryRun, specOf, startRun } from './campaign-start.ts';
 import { minutes } from './clock.ts';
 import { campaignLedger, reclaimStale, release } from './campaign-ledger.ts';
@@ -131,6 +132,8 @@ async function withWaiting(ctx: Context, result: CampaignRunResult): Promise<Cam
 async function stoppedDuringRun(ctx: Context, id: number, result: CampaignRunResult): Promise<CampaignRunResult> {
   const c = await ctx.store.campaigns.getById(id);
   result.status = c?.status ?? result.status;
+  // what this run gave back as it stopped (a retry waits as deferred) ends with the campaign
+  if (result.status === 'cancelled') await cancelWaitingSends(ctx, id);
   result.note = `campaign ${id} was ${result.status} during this run${c?.status_reason ? ` (${c.status_reason})` : ''}; it stopped after the sends in flight`;
   return result;
 }

@@ -104,13 +104,13 @@ export function createDispatcher(ctx: DispatchContext, composerFor: ComposerFact
       try {
         const out = await render(message, target);
         const result = await ctx.mailer.send(out);
-        if (result === false) return { id: send.id, status: 'failed', error: REFUSED.reason, transient: REFUSED.transient };
+        if (result === false) return { id: send.id, status: 'failed', error: REFUSED.reason, transient: REFUSED.transient, final: REFUSED.final };
         const messageId = (typeof result === 'object' && result?.messageId) || out.messageId || null;
         return { id: send.id, status: 'sent', message_id: messageId };
       } catch (err) {
         const failure = classifyFailure(err);
         if (!isNotifyError(err)) ctx.log.warn({ err, sendId: send.id, transient: failure.transient }, 'delivery failed');
-        return { id: send.id, status: 'failed', error: failure.reason, transient: failure.transient };
+        return { id: send.id, status: 'failed', error: failure.reason, transient: failure.transient, final: failure.final };
       }
     },
     render,

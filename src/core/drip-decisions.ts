@@ -1,5 +1,6 @@
 import type { Context } from '../context.ts';
 import { minutes } from './clock.ts';
+import { settleStepOutcome } from './deferral.ts';
 import type { Delivered, DeliveryJob, DeliveryRun } from './delivery.ts';
 import type { PreparedMessage } from './dispatch.ts';
 import type { DripRunDetail } from './drip-run.ts';
@@ -59,13 +60,14 @@ export async function resume(run: DripRun, c: Omit<StepJob, 'send'>, row: StepSe
     ctx.log.info({ enrollmentId: e.id, step: e.step_index, sendId: row.id }, 'drip step already delivered by an interrupted run: advancing without sending');
     return keep(e, now, advance(run, e, now));
   }
-  if (row.status === 'suppressed') {
+  if (row.status === 'suppressed' || row.status === 'cancelled') {
     result.cancelled++;
     return keep(e, now, { status: 'cancelled', next_send_at: null });
   }
   if (row.status === 'failed' && row.error === 'interrupted') return keep(e, now, advance(run, e, now));
-  // the last attempt failed and was recorded: this run makes the next attempt with the same row
-  if (row.status === 'failed') return (await ctx.store.sends.retake(row.id, now)) ? { ...c, send: { ...row, status: 'sending' } } : keep(e, now, {});
+  // the last attempt failed and waits for another (`failed` from before deferral existed): this run
+  // makes the next attempt with the same row
+  if (row.status === 'deferred' || row.status === 'failed') return (await ctx.store.sends.retake(row.id, now)) ? { ...c, send: { ...row, status: 'sending' } } : keep(e, now, {});
   if (await ctx.store.sends.interrupt(row.id, now - minutes(ctx.config.staleLockMinutes), now)) {
     result.interrupted++;
     ctx.log.warn({ enrollmentId: e.id, step: e.step_index, sendId: row.id }, "drip step left 'sending' by an interrupted run marked failed (interrupted), not resent; the sequence continues");
@@ -79,8 +81,10 @@ export async function resume(run: DripRun, c: Omit<StepJob, 'send'>, row: StepSe
 export async function recordDelivered(run: DripRun, group: Delivered<StepJob>[]): Promise<void> {
   const { ctx, result } = run;
   const finished = ctx.clock.now();
-  const decided = group.map(({ job, outcome }): Decision => {
+  const outcomes = group.map(({ job, outcome }) => settleStepOutcome(outcome, job.enrollment.attempts + 1, ctx.config, finished));
+  const decided = group.map(({ job }, i): Decision => {
     const e = job.enrollment;
+    const outcome = outcomes[i];
     if (outcome.status === 'sent') {
       result.sent++;
       return { enrollment: e, settlement: advance(run, e, finished) };
@@ -91,14 +95,11 @@ export async function recordDelivered(run: DripRun, group: Delivered<StepJob>[])
     }
     const attempts = e.attempts + 1;
     const error = outcome.error ?? 'failed';
-    if (attempts >= ctx.config.maxRetries) return keep(e, finished, { status: 'failed', next_send_at: null, attempts, last_error: error });
-    return { ...keep(e, finished, { next_send_at: finished + minutes(ctx.config.retryDelayMinutes), attempts, last_error: error }), retry: true };
+    // the step's row waits as `deferred` and the enrollment is due again at its next attempt
+    if (outcome.status === 'deferred') return { ...keep(e, finished, { next_send_at: outcome.next_attempt_at, attempts, last_error: error }), retry: true };
+    return keep(e, finished, { status: 'failed', next_send_at: null, attempts, last_error: error });
   });
-  await writeDecisions(
-    run,
-    decided,
-    group.map((d) => d.outcome),
-  );
+  await writeDecisions(run, decided, outcomes);
 }
 
 /**
@@ -117,7 +118,14 @@ export async function writeDecisions(run: DripRun, decided: Decision[], outcomes
     for (const [claimToken, settlements] of byClaim) for (const id of await tx.enrollments.settle(claimToken, settlements, now)) ids.add(id);
     return ids;
   });
-  if (changed.size < decided.length) ctx.log.warn({ lost: decided.length - changed.size }, 'drip claims taken back before this run finished them (reclaimed as stale or cancelled): left as they are');
+  if (changed.size < decided.length) {
+    ctx.log.warn({ lost: decided.length - changed.size }, 'drip claims taken back before this run finished them (reclaimed as stale or cancelled): left as they are');
+    // a step deferred just as its enrollment was cancelled (the contact unsubscribed meanwhile) would wait for ever
+    for (const d of decided) {
+      if (!d.retry || changed.has(d.settlement.id)) continue;
+      if ((await ctx.store.enrollments.getById(d.enrollment.id))?.status === 'cancelled') await ctx.store.sends.cancelWaiting({ contactId: d.enrollment.contact_id }, now);
+    }
+  }
   for (const { enrollment: e, settlement: s, retry } of decided) {
     if (!changed.has(s.id)) continue;
     if (retry) result.retried++;

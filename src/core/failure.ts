@@ -3,6 +3,12 @@ import { isNotifyError } from '../errors.ts';
 /** Why a delivery failed, and whether trying again later may succeed. */
 export interface Failure {
   transient: boolean;
+  /**
+   * The server itself said the message will never pass (an SMTP 5xx reply, an HTTP 4xx other than
+   * 408/429). Neither transient nor final: a failure nothing here recognises (a mailer that returned
+   * false or threw something of its own), which a drip step still tries again.
+   */
+  final: boolean;
   reason: string;
 }
 
@@ -30,10 +36,12 @@ interface ErrorFields {
  * is permanent: trying it again could deliver a message the provider already took.
  */
 export function classifyFailure(err: unknown): Failure {
-  return { transient: isTransient(err, 0), reason: reasonOf(err) };
+  // a throttling name beats its status (SDKs answer ThrottlingException with HTTP 400)
+  const transient = isTransient(err, 0);
+  return { transient, final: !transient && isFinal(err, 0), reason: reasonOf(err) };
 }
 
-export const REFUSED: Failure = { transient: false, reason: 'mailer returned false' };
+export const REFUSED: Failure = { transient: false, final: false, reason: 'mailer returned false' };
 
 function isTransient(err: unknown, depth: number): boolean {
   if (typeof err !== 'object' || err === null || depth > 3) return false;
@@ -45,6 +53,15 @@ function isTransient(err: unknown, depth: number): boolean {
   const status = Number(e.details?.status ?? e.$metadata?.httpStatusCode ?? e.statusCode ?? e.status);
   if (status === 429 || (status >= 500 && status < 600)) return true;
   return isTransient(e.cause, depth + 1);
+}
+
+function isFinal(err: unknown, depth: number): boolean {
+  if (typeof err !== 'object' || err === null || depth > 3) return false;
+  const e = err as ErrorFields;
+  if (typeof e.responseCode === 'number') return e.responseCode >= 500 && e.responseCode < 600;
+  const status = Number(e.details?.status ?? e.$metadata?.httpStatusCode ?? e.statusCode ?? e.status);
+  if (status >= 400 && status < 500 && status !== 408 && status !== 429) return true;
+  return isFinal(e.cause, depth + 1);
 }
 
 function reasonOf(err: unknown): string {

@@ -49,6 +49,12 @@ async function apply(ctx: Ctx, contact: Contact, status: SuppressReason, opts: S
   return { contact: emitSuppressed(ctx, contact, status, opts, now), changed };
 }
 
+/** The contact's enrollments end, and with them the steps waiting for another attempt. */
+async function cancelDrips(tx: StoreTx, contactId: number, now: number): Promise<void> {
+  await tx.enrollments.cancelForContact(contactId, now);
+  await tx.sends.cancelWaiting({ contactId }, now);
+}
+
 /**
  * The writes of a suppression inside the caller's transaction (so a webhook receipt lands with
  * them). Returns whether the status changed; the caller fires emitSuppressed after commit.
@@ -56,11 +62,11 @@ async function apply(ctx: Ctx, contact: Contact, status: SuppressReason, opts: S
 export async function suppressInTransaction(tx: StoreTx, contactId: number, status: SuppressReason, opts: SuppressOptions, onlyIfChanged: boolean, now: number): Promise<boolean> {
   if (onlyIfChanged) {
     if (!(await tx.contacts.changeStatus(contactId, status, now))) {
-      await tx.enrollments.cancelForContact(contactId, now);
+      await cancelDrips(tx, contactId, now);
       return false;
     }
   } else await tx.contacts.setStatus(contactId, status, now);
-  await tx.enrollments.cancelForContact(contactId, now);
+  await cancelDrips(tx, contactId, now);
   await tx.events.insertMany([
     {
       type: EVENT_TYPE[status],

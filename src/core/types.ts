@@ -45,7 +45,8 @@ export interface ContactInput {
   status?: ContactStatus;
 }
 
-export const SEND_STATUSES = ['queued', 'sending', 'deferred', 'sent', 'failed', 'suppressed'] as const;
+/** `cancelled`: a send that was waiting (deferred, queued) when its campaign or enrollment was cancelled; never tried again */
+export const SEND_STATUSES = ['queued', 'sending', 'deferred', 'sent', 'failed', 'suppressed', 'cancelled'] as const;
 export type SendStatus = (typeof SEND_STATUSES)[number];
 
 export interface SendRecord {

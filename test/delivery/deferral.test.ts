@@ -3,7 +3,7 @@ import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { manualClock, minutes } from '../../src/core/clock.ts';
-import { retryDelay, settleOutcome } from '../../src/core/deferral.ts';
+import { retryDelay, settleOutcome, settleStepOutcome } from '../../src/core/deferral.ts';
 import { isNotifyError } from '../../src/errors.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { forEachEngine, testOptions } from '../helpers/engines.ts';
@@ -131,6 +131,46 @@ forEachEngine('transient failures are deferred, retried with backoff, then final
     assert.deepEqual([r.suppressed, r.sent, r.waiting, r.status], [1, 0, 0, 'sent']);
     assert.equal(sink.attempts.get('leaver@example.com'), 1);
   });
+
+  test('cancel settles the waiting sends: deferred becomes cancelled, counted in the total but neither sent nor failed, never tried again', async () => {
+    sink.failFor('late@example.com', Number.POSITIVE_INFINITY);
+    const c = await campaignTo(['ok@example.com', 'late@example.com']);
+    assert.equal((await notify.campaigns.send(c.id)).deferred, 1);
+    const cancelled = await notify.campaigns.cancel(c.id);
+    assert.equal(cancelled.status, 'cancelled');
+    const row = await sendRow(notify, c.id, 'late@example.com');
+    assert.deepEqual([row.status, Number(row.attempts), row.next_attempt_at], ['cancelled', 1, null]);
+    assert.match(row.error ?? '', /421/, 'the last reply is kept');
+    assert.deepEqual(await notify.campaigns.getCampaignStats(c.id), { total: 2, sent: 1, failed: 0, opened: 0, clicked: 0 });
+    assert.equal((await notify.context.store.sends.waiting(c.id)).count, 0);
+    clock.advance(minutes(60));
+    const r = await notify.campaigns.send(c.id);
+    assert.deepEqual([r.sent, r.deferred, r.status], [0, 0, 'cancelled']);
+    assert.equal(sink.attempts.get('late@example.com'), 1);
+  });
+
+  test('cancel of a paused campaign settles its deferred sends too; pause alone keeps them', async () => {
+    sink.failFor('later@example.com', 1);
+    const c = await campaignTo(['later@example.com']);
+    assert.equal((await notify.campaigns.send(c.id)).deferred, 1);
+    await notify.campaigns.pause(c.id);
+    assert.equal((await sendRow(notify, c.id, 'later@example.com')).status, 'deferred', 'a paused campaign keeps its retries');
+    await notify.campaigns.cancel(c.id);
+    assert.equal((await sendRow(notify, c.id, 'later@example.com')).status, 'cancelled');
+    await assert.rejects(notify.campaigns.cancel(c.id), (err) => isNotifyError(err, 'INVALID_STATE') && /cancelled/.test(err.message), 'cancel is final');
+    await assert.rejects(notify.campaigns.cancel(999_999), (err) => isNotifyError(err, 'NOT_FOUND'));
+  });
+
+  test('notify.send() makes one attempt: a 421 is a failed record the caller reads at once (the reply in error), never deferred', async () => {
+    sink.failFor('receipt@example.com', 1);
+    const rec = await notify.send({ to: 'receipt@example.com', subject: 'Receipt', text: 'Paid', category: 'transactional' });
+    assert.deepEqual([rec.status, rec.next_attempt_at], ['failed', null]);
+    assert.match(rec.error ?? '', /421 4\.7\.0 Try again later/);
+    clock.advance(minutes(60));
+    await notify.campaigns.send((await campaignTo(['other@example.com'])).id);
+    assert.equal((await notify.context.store.sends.getById(rec.id))?.status, 'failed', 'no run picks it up later');
+    assert.equal(sink.attempts.get('receipt@example.com'), 1);
+  });
 });
 
 forEachEngine('a mail server that refuses connections defers every send', (h) => {
@@ -167,6 +207,19 @@ describe('the backoff and its options', () => {
     assert.equal(settleOutcome(transient, 5, cfg, 1000).status, 'failed');
     const permanent = { id: 1, status: 'failed' as const, error: '550 no', transient: false };
     assert.equal(settleOutcome(permanent, 1, cfg, 1000), permanent);
+  });
+
+  test('a drip step: transient on the backoff, SMTP 5xx failed at once, an unrecognised failure after retryDelayMinutes', () => {
+    const step = { ...cfg, retryDelayMinutes: 30 };
+    const transient = { id: 1, status: 'failed' as const, error: '421 busy', transient: true, final: false };
+    assert.deepEqual(settleStepOutcome(transient, 1, step, 1000), { ...transient, status: 'deferred', next_attempt_at: 1000 + minutes(1) });
+    const final = { id: 1, status: 'failed' as const, error: '550 no', transient: false, final: true };
+    assert.equal(settleStepOutcome(final, 1, step, 1000), final);
+    const unknown = { id: 1, status: 'failed' as const, error: 'mailer returned false', transient: false, final: false };
+    assert.deepEqual(settleStepOutcome(unknown, 1, step, 1000), { ...unknown, status: 'deferred', next_attempt_at: 1000 + minutes(30) });
+    assert.deepEqual(settleStepOutcome(unknown, 5, step, 1000), { ...unknown, error: 'mailer returned false (attempt 5 of 5; no more retries)' });
+    const sent = { id: 1, status: 'sent' as const };
+    assert.equal(settleStepOutcome(sent, 5, step, 1000), sent);
   });
 
   test('retryBackoffMinutes from text: "0.5, 2" works; bad values are CONFIG_INVALID naming the option', async () => {

@@ -61,6 +61,7 @@ describe('failed deliveries are transient or permanent', () => {
     const o = await outcomeWith(sink.url);
     assert.equal(o.status, 'failed');
     assert.equal(o.transient, true);
+    assert.equal(o.final, false);
     assert.match(o.error ?? '', /454 Throttling failure/);
   });
 
@@ -69,6 +70,7 @@ describe('failed deliveries are transient or permanent', () => {
     const o = await outcomeWith(sink.url);
     assert.equal(o.status, 'failed');
     assert.equal(o.transient, false);
+    assert.equal(o.final, true, 'the server said it never will: a drip step is not tried again either');
     assert.match(o.error ?? '', /550 5\.1\.1/);
   });
 
@@ -100,11 +102,11 @@ describe('failed deliveries are transient or permanent', () => {
   // https://docs.rs/aws-sdk-sesv2/1.26.0/aws_sdk_sesv2/operation/send_email/enum.SendEmailError.html
   test('SES API throttling (429 TooManyRequestsException) and a 5xx are transient; MessageRejected (400) is permanent', async () => {
     const throttled = await outcomeWith(sesAnswering(429, 'TooManyRequestsException', 'Maximum sending rate exceeded.'));
-    assert.deepEqual([throttled.status, throttled.transient], ['failed', true]);
+    assert.deepEqual([throttled.status, throttled.transient, throttled.final], ['failed', true, false]);
     const down = await outcomeWith(sesAnswering(503, 'InternalFailure', 'Service unavailable'));
     assert.deepEqual([down.status, down.transient], ['failed', true]);
     const rejected = await outcomeWith(sesAnswering(400, 'MessageRejected', 'Email address is not verified.'));
-    assert.deepEqual([rejected.status, rejected.transient], ['failed', false]);
+    assert.deepEqual([rejected.status, rejected.transient, rejected.final], ['failed', false, true]);
     assert.match(rejected.error ?? '', /SES answered 400/);
   });
 
@@ -116,17 +118,17 @@ describe('failed deliveries are transient or permanent', () => {
       },
     });
     const throttled = await outcomeWith(throwing('ThrottlingException', 400));
-    assert.deepEqual([throttled.status, throttled.transient], ['failed', true]);
+    assert.deepEqual([throttled.status, throttled.transient, throttled.final], ['failed', true, false], 'a throttling name beats its 400');
     const rejected = await outcomeWith(throwing('MessageRejected', 400));
-    assert.deepEqual([rejected.status, rejected.transient], ['failed', false]);
+    assert.deepEqual([rejected.status, rejected.transient, rejected.final], ['failed', false, true]);
   });
 
   test('a message the mailer refuses (returns false) and header injection in a rendered subject are permanent', async () => {
     const refusing: Mailer = { name: 'no', send: async () => false };
     const refused = await outcomeWith(refusing);
-    assert.deepEqual([refused.status, refused.transient, refused.error], ['failed', false, 'mailer returned false']);
+    assert.deepEqual([refused.status, refused.transient, refused.final, refused.error], ['failed', false, false, 'mailer returned false'], 'not known to be final: a drip step tries it again');
     const injected = await outcomeWith(sink.url, 'Hi {{ contact.attributes.note }}');
-    assert.deepEqual([injected.status, injected.transient], ['failed', false]);
+    assert.deepEqual([injected.status, injected.transient, injected.final], ['failed', false, false]);
     assert.match(injected.error ?? '', /^HEADER_INJECTION/);
   });
 });

@@ -5,6 +5,7 @@ import { after, before, describe } from 'node:test';
 import { type CreateNotifyOptions, createNotify, type Notify } from '../../src/notify.ts';
 import { createStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/contract.ts';
+import { type SmtpSink, startSmtpSink } from './smtp-sink.ts';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -78,4 +79,18 @@ export function useStore(h: EngineHandle): () => Store {
   });
   after(() => store?.close());
   return () => store!;
+}
+
+/** A test SMTP sink and an instance that mails it, on the engine's database; both closed after the block. */
+export function useSinkNotify(h: EngineHandle, extra: CreateNotifyOptions = {}): { sink: SmtpSink; notify: Notify } {
+  const world = {} as { sink: SmtpSink; notify: Notify };
+  before(async () => {
+    world.sink = await startSmtpSink();
+    world.notify = await createNotify(testOptions(h.url, { mailer: world.sink.url, ...extra }));
+  });
+  after(async () => {
+    await world.notify?.close();
+    await world.sink?.close();
+  });
+  return world;
 }

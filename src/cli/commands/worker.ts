@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { BounceMailbox } from '../../bounces/index.ts';
 import { runCampaign } from '../../core/campaign-run.ts';
 import { runDrips } from '../../core/drip-run.ts';
+import { nextWake } from '../../core/next-wake.ts';
 import { NotifyError } from '../../errors.ts';
 import type { Notify } from '../../notify.ts';
 import { withNotify } from '../open.ts';
@@ -14,7 +15,8 @@ interface Options {
 
 /**
  * `notify worker`: notify:process-drips and the next batch of every campaign being sent, again
- * and again, every --interval seconds (immediately again while a run was full). Any number of
+ * and again, every --interval seconds (immediately again while a run was full, sooner when a
+ * scheduled start, a retry or a drip step comes due before then). Any number of
  * workers may run against one PostgreSQL database. SIGTERM or SIGINT: the chunk of drips or the
  * campaign batch in hand is delivered and recorded, nothing more is claimed, and the process exits 0.
  * A failed round (database away) is logged and retried.
@@ -41,11 +43,12 @@ export function registerWorker(program: Command): void {
         await withNotify(cmd, async (notify) => {
           console.log(`notify worker: started (every ${interval} s)`);
           while (!stop.signal.aborted) {
+            const started = notify.context.clock.now();
             const more = await round(notify, stop.signal).catch((err) => {
               console.error(`notify worker: round failed: ${err instanceof NotifyError ? `${err.message} [${err.code}]` : (err as Error).message}`);
               return false;
             });
-            if (!more) await pause(await untilNext(notify, interval * 1000), stop.signal);
+            if (!more) await pause(await untilNext(notify, interval * 1000, started), stop.signal);
           }
         });
         console.log('notify worker: stopped');
@@ -102,9 +105,13 @@ async function pollBounces(mailbox: BounceMailbox): Promise<void> {
   }
 }
 
-/** the pause before the next round: the interval, or less when a scheduled campaign is due sooner */
-async function untilNext(notify: Notify, intervalMs: number): Promise<number> {
-  const next = await notify.context.store.campaigns.nextSendAt().catch(() => undefined);
+/**
+ * The pause before the next round: the interval, or less when something comes due sooner (a
+ * scheduled campaign, a deferred send's next attempt, a drip step; see nextWake). `since`: when the
+ * round just run began.
+ */
+export async function untilNext(notify: Pick<Notify, 'context'>, intervalMs: number, since: number): Promise<number> {
+  const next = await nextWake(notify.context, since).catch(() => undefined);
   if (next === undefined) return intervalMs;
   return Math.max(0, Math.min(intervalMs, next - notify.context.clock.now()));
 }

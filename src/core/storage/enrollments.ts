@@ -23,6 +23,8 @@ export interface EnrollmentsRepo {
   page(sequenceId: number, filter: { status?: EnrollmentStatus }, afterId: number, limit: number): Promise<Enrollment[]>;
   /** active and processing enrollments of the contact become cancelled; returns how many */
   cancelForContact(contactId: number, now: number): Promise<number>;
+  /** the earliest `next_send_at` after `after` of an `active` enrollment a run would claim then (its contact not `pending`) */
+  nextDue(after: number): Promise<number | undefined>;
   /** `processing` enrollments claimed before `olderThan` (a crashed or killed run) go back to `active` */
   reclaimStale(olderThan: number, now: number): Promise<number>;
   /**

@@ -25,6 +25,8 @@ export interface SendOutcome {
    * throttling); false for one that will not (SMTP 5xx, a refused message, a render error)
    */
   transient?: boolean;
+  /** failed only: the mail server or provider answered that it never will (SMTP 5xx): not tried again */
+  final?: boolean;
   /** deferred only: when to try again (epoch ms) */
   next_attempt_at?: number;
 }
@@ -53,7 +55,7 @@ export interface SendsRepo {
   claimSteps(rows: NewSend[], now: number): Promise<SendRecord[]>;
   /** the rows of these enrollments' steps, by stepKey */
   forSteps(steps: { enrollment_id: number; step_index: number }[]): Promise<Map<string, StepSend>>;
-  /** a `failed` step row (not `interrupted`) back to `sending` for a retry; false when another run took it */
+  /** a `deferred` (or `failed`, not `interrupted`) step row back to `sending` for a retry; false when another run took it */
   retake(id: number, now: number): Promise<boolean>;
   /** a row still `sending` that was last touched before `olderThan` becomes failed/interrupted; true when this call did it */
   interrupt(id: number, olderThan: number, now: number): Promise<boolean>;
@@ -68,6 +70,14 @@ export interface SendsRepo {
   takeWaiting(campaignId: number, now: number, staleBefore: number, limit: number): Promise<SendRecord[]>;
   /** how many of a campaign's sends are `deferred` or `queued`, and the earliest next attempt */
   waiting(campaignId: number): Promise<{ count: number; nextAttemptAt?: number }>;
+  /**
+   * Sends that would otherwise wait for ever become `cancelled` (never tried again): a campaign's
+   * `deferred` and `queued` ones, or the `deferred` drip steps of a contact (its enrollments were
+   * cancelled). Returns how many.
+   */
+  cancelWaiting(scope: { campaignId: number } | { contactId: number }, now: number): Promise<number>;
+  /** the earliest `next_attempt_at` after `after` of a deferred send whose campaign is `sending` */
+  nextAttempt(after: number): Promise<number | undefined>;
   /** rows left `sending` since before `olderThan` become failed with reason `interrupted` (the mailer may have taken them) */
   failStale(olderThan: number, now: number, campaignId?: number): Promise<{ id: number; campaign_id: number | null }[]>;
   getById(id: number): Promise<SendRecord | undefined>;

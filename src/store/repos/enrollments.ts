@@ -52,6 +52,16 @@ export function createEnrollmentsRepo(db: Kysely<Database>, dialect: StoreDialec
         .executeTakeFirst();
       return Number(res.numUpdatedRows);
     },
+    async nextDue(after) {
+      const row = await db
+        .selectFrom('notify_enrollments as e')
+        .select((eb) => eb.fn.min('e.next_send_at').as('t'))
+        .where('e.status', '=', 'active')
+        .where('e.next_send_at', '>', after)
+        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('notify_contacts as c').select('c.id').whereRef('c.id', '=', 'e.contact_id').where('c.status', '=', 'pending'))))
+        .executeTakeFirst();
+      return row?.t === null || row?.t === undefined ? undefined : Number(row.t);
+    },
     async reclaimStale(olderThan, now) {
       const res = await db
         .updateTable('notify_enrollments')

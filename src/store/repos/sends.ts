@@ -93,10 +93,9 @@ export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, out
     async retake(id, now) {
       const res = await db
         .updateTable('notify_sends')
-        .set({ status: 'sending', error: null, updated_at: now })
+        .set({ status: 'sending', error: null, next_attempt_at: null, updated_at: now })
         .where('id', '=', id)
-        .where('status', '=', 'failed')
-        .where((eb) => eb.or([eb('error', 'is', null), eb('error', '<>', 'interrupted')]))
+        .where((eb) => eb.or([eb('status', '=', 'deferred'), eb.and([eb('status', '=', 'failed'), eb.or([eb('error', 'is', null), eb('error', '<>', 'interrupted')])])]))
         .executeTakeFirst();
       return Number(res.numUpdatedRows) === 1;
     },
@@ -163,6 +162,22 @@ export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, out
         .executeTakeFirst();
       const next = row?.next;
       return { count: Number(row?.n ?? 0), ...(next === null || next === undefined ? {} : { nextAttemptAt: Number(next) }) };
+    },
+    async cancelWaiting(scope, now) {
+      let q = db.updateTable('notify_sends').set({ status: 'cancelled', next_attempt_at: null, updated_at: now });
+      q = 'campaignId' in scope ? q.where('campaign_id', '=', scope.campaignId).where('status', 'in', ['deferred', 'queued']) : q.where('contact_id', '=', scope.contactId).where('enrollment_id', 'is not', null).where('status', '=', 'deferred');
+      return Number((await q.executeTakeFirst()).numUpdatedRows);
+    },
+    async nextAttempt(after) {
+      const row = await db
+        .selectFrom('notify_sends as s')
+        .innerJoin('notify_campaigns as c', 'c.id', 's.campaign_id')
+        .select((eb) => eb.fn.min('s.next_attempt_at').as('t'))
+        .where('s.status', '=', 'deferred')
+        .where('s.next_attempt_at', '>', after)
+        .where('c.status', '=', 'sending')
+        .executeTakeFirst();
+      return row?.t === null || row?.t === undefined ? undefined : Number(row.t);
     },
     async failStale(olderThan, now, campaignId) {
       let q = db
