@@ -71,17 +71,36 @@ const SPLICE_URL = /^[A-Za-z0-9_.\-/:?=&]*$/;
 
 /** qpSpliceValue as a string (quoted-printable is 7-bit: one character per byte). */
 export function qpSpliceText(value: string): string {
-  if (value.length > 60) return qpEncode(value, true).toString('latin1');
-  if (SPLICE_LITERAL.test(value)) return value.length ? `${value}=\r\n` : '';
-  // '=' is the one character here QP escapes; 60 characters escaped stay under the 76-column line
-  if (SPLICE_URL.test(value) && value.length + 2 * countEquals(value) <= 73) return `${value.replaceAll('=', '=3D')}=\r\n`;
+  if (value.length <= MAX_LINE - 1 && SPLICE_LITERAL.test(value)) return value.length ? `${value}=\r\n` : '';
+  if (SPLICE_URL.test(value)) return qpUrlText(value);
   return qpEncode(value, true).toString('latin1');
 }
 
-function countEquals(value: string): number {
-  let n = 0;
-  for (let i = value.indexOf('='); i >= 0; i = value.indexOf('=', i + 1)) n++;
-  return n;
+/**
+ * What qpEncode writes for a value of URL characters (an unsubscribe or preferences URL is one for
+ * every recipient), made from slices of the string: '=' becomes =3D and lines break where the
+ * encoder breaks them, without the byte buffers the general encoder needs.
+ */
+function qpUrlText(value: string): string {
+  let out = '';
+  let col = 0;
+  let from = 0;
+  for (let i = 0; i < value.length; i++) {
+    const equals = value.charCodeAt(i) === 61;
+    const width = equals ? 3 : 1;
+    if (col + width > MAX_LINE - 1) {
+      out += `${value.slice(from, i)}=\r\n`;
+      from = i;
+      col = 0;
+    }
+    if (equals) {
+      out += `${value.slice(from, i)}=3D`;
+      from = i + 1;
+    }
+    col += width;
+  }
+  out += value.slice(from);
+  return col > 0 ? `${out}=\r\n` : out;
 }
 
 const ASCII_PRINTABLE = /^[\x20-\x7e]*$/;

@@ -12,10 +12,18 @@
 export const MAX_LINE = 78;
 const CRLF = '\r\n';
 const PRINTABLE = /^[\x20-\x7e]*$/;
+const BLANK = /[ \t]/;
 const STRUCTURED = /^(list-|feedback-id$|message-id$|in-reply-to$|references$|reply-to$|sender$|from$|to$|cc$|auto-submitted$|precedence$)/i;
 
 /** `Name: value` folded, without the final CRLF. */
 export function headerField(name: string, value: string): string {
+  if (!BLANK.test(value)) {
+    // one token (an address, a Message-ID, a List-Unsubscribe URL: most per-recipient values):
+    // what pack would make of it, without splitting it into tokens
+    const fits = name.length + 2 + value.length <= MAX_LINE;
+    if (STRUCTURED.test(name)) return fits || value.length + 1 > MAX_LINE ? `${name}: ${value}` : `${name}:${CRLF} ${value}`;
+    if (fits && PRINTABLE.test(value)) return `${name}: ${value}`;
+  }
   // a structured value is never encoded: its non-ASCII parts (an SMTPUTF8 local part, a display
   // name already made encoded words by formatAddress) are written as they are (RFC 6532)
   if (STRUCTURED.test(name)) return pack(name, ` ${value}`, true);

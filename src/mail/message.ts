@@ -1,7 +1,7 @@
 import type { ComposerFactory, OutgoingMessage, PersonalMessage } from '../core/mailer.ts';
 import { joinParts } from '../render/personalize.ts';
 import { bodyAssembler, encodeValues } from './encoded-parts.ts';
-import { framing, headerBlock } from './mime.ts';
+import { framing, headerBlocks } from './mime.ts';
 import { addressOf } from './smtp.ts';
 
 /**
@@ -11,9 +11,16 @@ import { addressOf } from './smtp.ts';
  */
 export const composerFor: ComposerFactory = (multipart) => {
   const assemble = bodyAssembler(framing(multipart));
+  const headerBlock = headerBlocks();
+  let from = '';
+  let domain = '';
   return (m) => {
     const p = m.content;
-    const messageId = `<${m.sendToken}@${domainOf(m.from)}>`;
+    if (m.from !== from) {
+      from = m.from;
+      domain = domainOf(from);
+    }
+    const messageId = `<${m.sendToken}@${domain}>`;
     const head = headerBlock({ from: m.from, to: m.to, cc: m.cc, subject: m.subject, date: m.date, messageId, headers: m.headers });
     const textValues = encodeValues(p.recipient, p.textValues);
     const html = p.variant.html;

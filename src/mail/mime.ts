@@ -26,14 +26,32 @@ export function newBoundary(): string {
   return `notify_=_${randomBytes(12).toString('base64url')}`;
 }
 
-export function headerBlock(h: MimeHeaders): string {
-  let out = headerField('From', h.from) + CRLF;
-  if (h.to.length) out += headerField('To', h.to.map(asciiDomain).join(', ')) + CRLF;
-  if (h.cc?.length) out += headerField('Cc', h.cc.map(asciiDomain).join(', ')) + CRLF;
-  out += headerField('Subject', h.subject) + CRLF;
-  out += `Date: ${formatDate(h.date)}${CRLF}${headerField('Message-ID', h.messageId)}${CRLF}`;
-  for (const name in h.headers) out += headerField(name, h.headers[name]) + CRLF;
+export function headerBlock(h: MimeHeaders, field: (name: string, value: string) => string = headerLine): string {
+  let out = field('From', h.from);
+  if (h.to.length) out += headerLine('To', h.to.length === 1 ? asciiDomain(h.to[0]) : h.to.map(asciiDomain).join(', '));
+  if (h.cc?.length) out += headerLine('Cc', h.cc.map(asciiDomain).join(', '));
+  out += field('Subject', h.subject);
+  out += `Date: ${formatDate(h.date)}${CRLF}${headerLine('Message-ID', h.messageId)}`;
+  for (const name in h.headers) out += field(name, h.headers[name]);
   return `${out}MIME-Version: 1.0${CRLF}`;
+}
+
+const headerLine = (name: string, value: string) => headerField(name, value) + CRLF;
+
+/**
+ * headerBlock's folding for the recipients of one compiled message: From, Subject and the custom
+ * headers are the same from one recipient to the next, so each line is folded once per value.
+ */
+export function headerBlocks(): (h: MimeHeaders) => string {
+  const last = new Map<string, { value: string; line: string }>();
+  const field = (name: string, value: string) => {
+    const seen = last.get(name);
+    if (seen !== undefined && seen.value === value) return seen.line;
+    const line = headerLine(name, value);
+    last.set(name, { value, line });
+    return line;
+  };
+  return (h) => headerBlock(h, field);
 }
 
 const TEXT_PART = `Content-Type: text/plain; charset=utf-8${CRLF}Content-Transfer-Encoding: quoted-printable${CRLF}${CRLF}`;
