@@ -28,7 +28,14 @@ async function raw(answer: (socket: net.Socket) => void): Promise<number> {
 test('plain: SMTPUTF8 offered or hidden, with the EHLO name given', async () => {
   let said = '';
   const offers = await listen({ disabledCommands: ['STARTTLS', 'AUTH'], onConnect: (_s, cb) => cb() });
-  const hides = await listen({ disabledCommands: ['STARTTLS', 'AUTH'], hideSMTPUTF8: true, onMailFrom: (_a, s, cb) => ((said = s.hostNameAppearsAs), cb()) });
+  const hides = await listen({
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    hideSMTPUTF8: true,
+    onMailFrom(_a, s, cb) {
+      said = s.hostNameAppearsAs;
+      cb();
+    },
+  });
   assert.ok((await smtpExtensions({ host: '127.0.0.1', port: offers, secure: false, name: 'mail.news.example' })).has('SMTPUTF8'));
   const hidden = await smtpExtensions({ host: '127.0.0.1', port: hides, secure: false });
   assert.equal(hidden.has('SMTPUTF8'), false);
