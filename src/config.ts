@@ -31,8 +31,14 @@ const backoff = z.preprocess(
     .min(1, 'must name at least one delay')
     .max(100, 'must name at most 100 delays (the last one repeats)'),
 );
+// Printable ASCII without white space or angle brackets: the URL goes whole into List-Unsubscribe `<...>`. At
+// most 900 characters, so that header's line stays under RFC 5322's hard limit of 998.
 const url = (what: string) =>
-  z.string().refine((v) => v === '' || /^https?:\/\/[^\s/]+/i.test(v), `must be an http(s) URL for ${what}`).transform((v) => v.replace(/\/+$/, ''));
+  z
+    .string()
+    .refine((v) => v === '' || /^https?:\/\/(?!\/)[\x21\x23-\x3b\x3d\x3f-\x7e]+$/i.test(v), `must be an http(s) URL for ${what}: ASCII (an international domain as punycode), without spaces or <>"`)
+    .refine((v) => v.length <= 900, 'must be at most 900 characters')
+    .transform((v) => v.replace(/\/+$/, ''));
 
 const databaseUrl = z.string().refine((v) => /^sqlite:.+/.test(v) || /^postgres(ql)?:\/\/[^\s]+$/.test(v), {
   message: "must be 'sqlite:<path>' or 'postgres://user@host:port/db'",

@@ -180,3 +180,14 @@ test("the README's .env example reads as its comments say", async () => {
     { batchSize: 50, database: 'postgres://notify@db.internal:5432/app', fromName: 'The #1 Shop', adminToken: 's3cret"token' },
   );
 });
+
+test('baseUrl and trackingHost: ASCII, no white space or <>" (they go whole into List-Unsubscribe <...>), at most 900 characters', async () => {
+  for (const bad of ['https://bücher.example', 'https:///shop.example', 'https://shop.example/a b', 'https://shop.example/<x>', 'https://shop.example/"x"', 'https://shop.example/\tx', 'ftp://shop.example', `https://${'h'.repeat(892)}.example`]) {
+    assert.match(await configError(() => loadConfig({ baseUrl: bad }, noFile)), /'baseUrl' from createNotify\(\) options must be/, bad);
+    assert.match(await configError(() => loadConfig({ trackingHost: bad }, noFile)), /'trackingHost' from createNotify\(\) options must be/, bad);
+  }
+  const longest = `https://${'h'.repeat(884)}.example`;
+  assert.equal(longest.length, 900);
+  assert.equal((await loadConfig({ baseUrl: longest }, noFile)).baseUrl, longest);
+  assert.equal((await loadConfig({ baseUrl: 'https://xn--bcher-kva.example:8443/mail/' }, noFile)).baseUrl, 'https://xn--bcher-kva.example:8443/mail');
+});

@@ -6,6 +6,7 @@ import { isNotifyError, NotifyError } from '../errors.ts';
 import { type CompiledMessage, compileMessage, createEngines, type MessageTemplate } from '../render/compile.ts';
 import { personalize, type Recipient } from '../render/personalize.ts';
 import { classifyFailure, REFUSED } from './failure.ts';
+import { listUnsubscribeHeaders } from './list-headers.ts';
 import { assertHeaderValue, checkHeaders, checkSubject, formatFrom, hasHeader } from './headers.ts';
 import { type LinkScope, scopeSignature } from './link-refs.ts';
 import { storeScopeLinks } from './link-lists.ts';
@@ -141,8 +142,7 @@ async function renderFor(ctx: Pick<Context, 'secret' | 'clock'>, host: string, m
   assertHeaderValue('subject', content.subject);
   const headers: Record<string, string> = { ...message.headers };
   if (single && !message.ownListUnsubscribe && target.category !== 'transactional') {
-    headers['List-Unsubscribe'] = `<${recipient.unsubscribeUrl}>`;
-    headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
+    Object.assign(headers, listUnsubscribeHeaders(host, ctx.secret, send.id, recipient.unsubscribeUrl));
   }
   return message.compose({ from: message.from, to, cc, bcc, subject: content.subject, date: ctx.clock.now(), headers, sendToken: send.token, content });
 }

@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import { sendUnsubscribeToken } from './tokens.ts';
 
 /** What kind of message a Feedback-ID describes. */
 export type MessageKind = 'campaign' | 'drip' | 'send' | 'optin';
@@ -38,3 +39,21 @@ export function listLabel(name: string): string {
       .replace(/^-+|-+$/g, '') || 'list'
   );
 }
+
+/**
+ * RFC 2369 / RFC 8058 one-click headers for one send. The URL is the short form
+ * `<host>/notify/u/<28-character token>` so that, folded onto a line of its own, the header keeps
+ * within 78 characters for a host of up to 37 characters (`https://news.example.com`); a longer
+ * host gives one longer line, never broken inside the URL (see src/mail/header-fold.ts).
+ * `fallbackUrl` (the long form) is used for a send id too large for the short token.
+ */
+export function listUnsubscribeHeaders(host: string, secret: string, sendId: number, fallbackUrl: string): Record<string, string> {
+  const token = sendUnsubscribeToken(secret, sendId);
+  return {
+    'List-Unsubscribe': `<${token ? `${host}/notify/u/${token}` : fallbackUrl}>`,
+    'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+  };
+}
+
+/** The longest host (trackingHost, else baseUrl) whose short List-Unsubscribe line fits 78 characters. */
+export const MAX_FOLDABLE_HOST = 78 - ' <'.length - '/notify/u/'.length - 28 - '>'.length;

@@ -75,3 +75,36 @@ export function safeEqual(a: string, b: string): boolean {
   const bb = Buffer.from(b);
   return ab.length === bb.length && timingSafeEqual(ab, bb);
 }
+
+/**
+ * The one-click unsubscribe token of one send, short enough that `List-Unsubscribe: <URL>` folds to
+ * lines within 78 characters for a base URL of up to 37 characters: the send id (5 bytes, big
+ * endian) and an HMAC of it truncated to 128 bits, 21 bytes = 28 base64url characters. It carries
+ * no contact token: a click link shared from the same message (which holds the send token) cannot
+ * be turned into it, and the HMAC is checked before anything is looked up.
+ */
+const SEND_ID_BYTES = 5;
+const UNSUBSCRIBE_MAC_BYTES = 16;
+export const SEND_UNSUBSCRIBE_TOKEN_LENGTH = 28;
+const SEND_UNSUBSCRIBE_PATTERN = /^[A-Za-z0-9_-]{28}$/;
+
+function unsubscribeMac(secret: string, id: Buffer): Buffer {
+  return createHmac('sha256', keyFor(secret)).update('unsubscribe:').update(id).digest().subarray(0, UNSUBSCRIBE_MAC_BYTES);
+}
+
+/** undefined for an id that does not fit 5 bytes (over a trillion sends): such a send keeps the long link */
+export function sendUnsubscribeToken(secret: string, sendId: number): string | undefined {
+  if (!Number.isSafeInteger(sendId) || sendId < 0 || sendId >= 2 ** (8 * SEND_ID_BYTES)) return undefined;
+  const id = Buffer.alloc(SEND_ID_BYTES);
+  id.writeUIntBE(sendId, 0, SEND_ID_BYTES);
+  return Buffer.concat([id, unsubscribeMac(secret, id)]).toString('base64url');
+}
+
+/** The send id a token made by sendUnsubscribeToken names, or undefined when it is malformed or its HMAC does not match. */
+export function readSendUnsubscribeToken(secret: string, token: string | undefined | null): number | undefined {
+  if (typeof token !== 'string' || !SEND_UNSUBSCRIBE_PATTERN.test(token)) return undefined;
+  const bytes = Buffer.from(token, 'base64url');
+  const id = bytes.subarray(0, SEND_ID_BYTES);
+  // 28 characters hold 168 bits exactly, so no two spellings decode to the same bytes
+  return timingSafeEqual(bytes.subarray(SEND_ID_BYTES), unsubscribeMac(secret, id)) ? id.readUIntBE(0, SEND_ID_BYTES) : undefined;
+}

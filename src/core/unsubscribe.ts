@@ -1,6 +1,6 @@
 import type { Context } from '../context.ts';
 import { type SuppressOptions, suppressIfChanged } from './suppression.ts';
-import { hashToken, isWellFormedToken } from './tokens.ts';
+import { hashToken, isWellFormedToken, readSendUnsubscribeToken } from './tokens.ts';
 import type { Contact } from './types.ts';
 
 /**
@@ -36,6 +36,20 @@ export async function findUnsubscribe(ctx: Pick<Context, 'store'>, token: string
   const contact = await ctx.store.contacts.getByUnsubscribeToken(token);
   if (contact) return { outcome: 'valid', contact };
   return (await ctx.store.contacts.tombstoneForToken(hashToken(token))) ? { outcome: 'expired' } : { outcome: 'invalid' };
+}
+
+/**
+ * What the short token of a List-Unsubscribe link stands for: the contact's unsubscribe token and
+ * the send's token, so the short link then runs the very flow of the long one. A send whose person
+ * was erased (its row kept without a contact) is `expired`, as the long link is.
+ */
+export async function resolveSendUnsubscribe(ctx: Pick<Context, 'store' | 'secret'>, token: string | undefined): Promise<{ outcome: 'valid'; token: string; sendToken: string } | { outcome: 'invalid' } | { outcome: 'expired' }> {
+  const id = readSendUnsubscribeToken(ctx.secret, token);
+  if (id === undefined) return { outcome: 'invalid' };
+  const send = await ctx.store.tracking.sendById(id);
+  if (!send) return { outcome: 'invalid' };
+  const contact = send.contact_id == null ? undefined : await ctx.store.contacts.getById(send.contact_id);
+  return contact ? { outcome: 'valid', token: contact.unsubscribe_token, sendToken: send.token } : { outcome: 'expired' };
 }
 
 /** Idempotent: a second use (or a mail provider's duplicate one-click POST) changes nothing and fires nothing. */

@@ -5,7 +5,7 @@
  *   word would not fit a line, as RFC 2047 encoded words sized so each line holds one;
  * - structured values (addresses, List-*, Feedback-ID, Message-ID): at their spaces only, never
  *   encoded and never broken inside a token. A token longer than a line (a long URL in
- *   List-Unsubscribe) stays whole on a line of its own: RFC 2369 lets readers ignore white space
+ *   List-Unsubscribe) stays whole on a line of its own (after a fold right after the colon): RFC 2369 lets readers ignore white space
  *   inside its angle brackets, but a one-click POST made from a broken URL would miss, and 998
  *   characters is the hard limit (nodemailer and Python's email package do the same).
  */
@@ -40,7 +40,7 @@ function fitsUnencoded(name: string, value: string): boolean {
 /**
  * Tokens (each with the white space before it) joined greedily into lines; a fold goes before a
  * token, so its white space starts the next line. A structured value may fold right after the
- * colon when its first token does not fit there but fits a line of its own.
+ * colon when its first token does not fit there.
  */
 function pack(name: string, value: string, structured: boolean): string {
   const tokens = value.match(/[ \t]*[^ \t]+|[ \t]+$/g) ?? [];
@@ -50,8 +50,9 @@ function pack(name: string, value: string, structured: boolean): string {
   for (const token of tokens) {
     const blank = token.trim() === '';
     const fits = line.length + token.length <= MAX_LINE;
-    // right after the colon only when that makes it fit: a token too long for any line stays put
-    const foldable = !first || (structured && token.trimStart().length + 1 <= MAX_LINE);
+    // a structured value may fold right after the colon; a token too long for any line then still
+    // gets the shortest line it can have (its own), so the limit a URL can reach is known
+    const foldable = !first || structured;
     if (!blank && !fits && foldable) {
       out += line + CRLF;
       line = first ? ` ${token.trimStart()}` : token;

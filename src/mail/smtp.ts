@@ -1,9 +1,9 @@
 import net from 'node:net';
 import nodemailer from 'nodemailer';
-import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import { NotifyError } from '../errors.ts';
 import { asciiDomain, needsSmtpUtf8, smtpUtf8Required } from './address.ts';
 import type { Mailer, OutgoingMessage } from './contract.ts';
+import { type SmtpProbeOptions, smtpExtensions } from './smtp-probe.ts';
 
 /** The bare address of a formatted From value (`"News" <news@example.com>` -> `news@example.com`). */
 export function addressOf(from: string): string {
@@ -14,26 +14,6 @@ export function addressOf(from: string): string {
 /** MAIL FROM and RCPT TO: every domain as punycode; a non-ASCII local part stays (SMTPUTF8). */
 export function envelopeOf(m: OutgoingMessage): { from: string; to: string[] } {
   return { from: asciiDomain(m.envelopeFrom ?? addressOf(m.from)), to: [...m.to, ...(m.cc ?? []), ...(m.bcc ?? [])].map(asciiDomain) };
-}
-
-type ProbeOptions = ConstructorParameters<typeof SMTPConnection>[0];
-
-/**
- * Whether the server offers SMTPUTF8 (RFC 6531), asked on a connection of its own: nodemailer's pool
- * would send a non-ASCII address without the keyword to a server that does not offer it, and the
- * server would then take or bounce it on its own terms. The extensions come from the EHLO answer
- * (after STARTTLS when the server offers it), read from nodemailer's connection.
- */
-function offersSmtpUtf8(options: ProbeOptions): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const conn = new SMTPConnection({ ...options, connectionTimeout: 10_000, greetingTimeout: 10_000 });
-    conn.once('error', reject);
-    conn.connect(() => {
-      const extensions = (conn as unknown as { _supportedExtensions?: string[] })._supportedExtensions ?? [];
-      conn.quit();
-      resolve(extensions.includes('SMTPUTF8'));
-    });
-  });
 }
 
 /**
@@ -72,12 +52,15 @@ export function createSmtpMailer(url: string, opts: { smtpName?: string } = {}):
   }
   const secure = parsed.protocol === 'smtps:';
   const q = parsed.searchParams;
-  const probe: ProbeOptions = {
+  // Whether the server offers SMTPUTF8 (RFC 6531) is asked on a connection of its own: nodemailer's
+  // pool would send a non-ASCII address without the keyword to a server that does not offer it,
+  // and the server would then take or bounce it on its own terms.
+  const probe: SmtpProbeOptions = {
     host: parsed.hostname,
     port: Number(parsed.port) || (secure ? 465 : 587),
     secure,
     name: opts.smtpName,
-    tls: q.get('rejectUnauthorized') === 'false' ? { rejectUnauthorized: false } : undefined,
+    rejectUnauthorized: q.get('rejectUnauthorized') !== 'false',
   };
   // asked once, when the first address that needs it comes; asked again after a failed probe
   let smtpUtf8: Promise<boolean> | undefined;
@@ -105,7 +88,7 @@ export function createSmtpMailer(url: string, opts: { smtpName?: string } = {}):
       const envelope = envelopeOf(m);
       const addresses = [envelope.from, ...envelope.to];
       if (addresses.some(needsSmtpUtf8)) {
-        smtpUtf8 ??= offersSmtpUtf8(probe).catch((err) => {
+        smtpUtf8 ??= smtpExtensions(probe).then((offered) => offered.has('SMTPUTF8'), (err) => {
           smtpUtf8 = undefined;
           throw err;
         });

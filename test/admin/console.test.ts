@@ -224,6 +224,29 @@ forEachEngine('console compose', (h) => {
     }
     assert.match((await b.page(`/notify/admin/campaigns/${id}?done=created`)).html, /Saved as a draft/);
   });
+  test('tracking checkboxes start as the options say; an unchecked box is stored as off, a box left as the option follows it', async () => {
+    const page = (await b.page('/notify/admin/campaigns/new')).html;
+    assert.match(page, /<input type="checkbox" name="trackOpens" id="c-track-opens" checked>/);
+    assert.match(page, /<input type="checkbox" name="trackClicks" id="c-track-clicks" checked>/);
+    const base = { csrf, format: 'html', body: '<p>x</p>', list: '', segment: '' };
+    const saved = async (subject: string, extra: Record<string, string>) => {
+      const res = await b.post('/notify/admin/campaigns', { ...base, subject, ...extra });
+      assert.equal(res.status, 303, subject);
+      const c = (await notify().campaigns.list()).find((x) => x.subject === subject)!;
+      return [c.track_opens, c.track_clicks];
+    };
+    assert.deepEqual(await saved('Quiet opens', { tracking: 'shown', trackClicks: 'on' }), [false, null]);
+    assert.deepEqual(await saved('Quiet both', { tracking: 'shown' }), [false, false]);
+    assert.deepEqual(await saved('As the options', { tracking: 'shown', trackOpens: 'on', trackClicks: 'on' }), [null, null]);
+    assert.deepEqual(await saved('Old form', {}), [null, null], 'a post without the boxes changes nothing');
+    // a refused save keeps what was ticked
+    const refused = await b.post('/notify/admin/campaigns', { ...base, subject: '', tracking: 'shown', trackClicks: 'on' });
+    assert.equal(refused.status, 422);
+    const again = await refused.text();
+    assert.match(again, /name="trackOpens" id="c-track-opens">/);
+    assert.match(again, /name="trackClicks" id="c-track-clicks" checked>/);
+  });
+
 });
 
 forEachEngine('console with HTTP Basic and bearer', (h) => {

@@ -87,6 +87,40 @@ describe('notify campaigns:create', () => {
     });
     assert.equal(await countCampaigns(open), before);
   });
+
+  test('--track-opens/--no-track-opens and --track-clicks/--no-track-clicks are stored; neither follows the options; --track-opens=maybe is refused', async () => {
+    const runs = await Promise.all([
+      env.run(['campaigns:create', '-s', 'Quiet', '--html', '<p><a href="https://shop.example/">shop</a></p>', '--no-track-opens', '--no-track-clicks', '--json']),
+      env.run(['campaigns:create', '-s', 'Loud', '--html', '<p>x</p>', '--track-opens', '--track-clicks', '--json']),
+      env.run(['campaigns:create', '-s', 'Default', '--html', '<p>x</p>', '--json']),
+    ]);
+    for (const r of runs) assert.equal(r.code, 0, r.stderr);
+    const [quiet, loud, plain] = runs.map((r) => JSON.parse(r.stdout));
+    assert.deepEqual([quiet.track_opens, quiet.track_clicks], [false, false]);
+    assert.deepEqual([loud.track_opens, loud.track_clicks], [true, true]);
+    assert.deepEqual([plain.track_opens, plain.track_clicks], [null, null]);
+
+    const before = await countCampaigns(open);
+    for (const bad of ['--track-opens=maybe', '--no-track-clicks=yes']) {
+      const r = await env.run(['campaigns:create', '-s', 'Hi', '--html', '<p>x</p>', bad]);
+      assert.equal(r.code, 1, bad);
+      assert.match(r.stderr, new RegExp(`unknown option '${bad}'`));
+    }
+    assert.equal(await countCampaigns(open), before, 'nothing stored');
+
+    // the quiet campaign goes out with no pixel and its link straight to the shop
+    const notify = await open();
+    await notify.contacts.upsert({ email: 'quiet@example.com' });
+    await notify.close();
+    const sent = await env.run(['notify:send-campaign', String(quiet.id), '--all']);
+    assert.equal(sent.code, 0, sent.stderr);
+    const mail = readdirSync(join(env.dir, 'outbox'))
+      .filter((f) => f.endsWith('.eml'))
+      .map((f) => readFileSync(join(env.dir, 'outbox', f), 'utf8'))
+      .find((m) => /Subject: Quiet/.test(m))!;
+    assert.match(mail, /href=3D"https:\/\/shop\.example\/"|href="https:\/\/shop\.example\/"/);
+    assert.doesNotMatch(mail, /notify\/open\/|notify\/click\//);
+  });
 });
 
 async function countCampaigns(open: () => ReturnType<typeof createNotify>): Promise<number> {

@@ -50,7 +50,7 @@ describe('notify demo', () => {
       assert.equal(click.status, 302);
       assert.equal(click.headers.get('location'), `${base}/notify/admin`);
       const unsubscribeUrl = /<(http[^>]+)>/.exec(mail.headerLines.find((h) => h.key === 'list-unsubscribe')?.line ?? '')?.[1];
-      assert.ok(unsubscribeUrl?.startsWith(`${base}/notify/unsubscribe/`), `List-Unsubscribe: ${unsubscribeUrl}`);
+      assert.ok(unsubscribeUrl?.startsWith(`${base}/notify/u/`), `List-Unsubscribe: ${unsubscribeUrl}`);
       const oneClick = await fetch(unsubscribeUrl!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
       assert.ok(oneClick.ok, `one-click unsubscribe: ${oneClick.status}`);
 

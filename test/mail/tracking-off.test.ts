@@ -18,7 +18,8 @@ function urls(m: ParsedMail): string[] {
   return (all.match(/https?:\/\/[^\s"'<>)\]]+/g) ?? []).map((u) => u.replace(/[.,]$/, ''));
 }
 const notifyUrls = (m: ParsedMail) => urls(m).filter((u) => u.startsWith(HOST));
-const isUnsubscribe = (u: string) => /^http:\/\/localhost:3000\/notify\/unsubscribe\/[A-Za-z0-9_-]{22}\?s=[A-Za-z0-9_-]{22}$/.test(u);
+/** the body's long link, or the header's short one */
+const isUnsubscribe = (u: string) => /^http:\/\/localhost:3000\/notify\/(unsubscribe\/[A-Za-z0-9_-]{22}\?s=[A-Za-z0-9_-]{22}|u\/[A-Za-z0-9_-]{28})$/.test(u);
 /** the List-Unsubscribe URL as mailparser reads it */
 const listUnsubscribe = (m: ParsedMail) => String((m.headers.get('list') as { unsubscribe?: { url?: string } } | undefined)?.unsubscribe?.url);
 const hasPixel = (m: ParsedMail) => /\/notify\/open\//.test(String(m.html));

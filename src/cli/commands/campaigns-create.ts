@@ -15,6 +15,8 @@ interface Options {
   fromName?: string;
   fromEmail?: string;
   name?: string;
+  trackOpens?: boolean;
+  trackClicks?: boolean;
   json?: boolean;
 }
 
@@ -39,6 +41,11 @@ export function registerCampaignsCreate(program: Command): void {
     .option('--from-name <name>', 'sender name (default: the fromName option)')
     .option('--from-email <address>', 'sender address (default: the fromEmail option)')
     .option('-n, --name <name>', 'a name for the admin pages and reports (default: the subject)')
+    // neither given: the campaign follows the trackOpens / trackClicks options (stored as null)
+    .option('--track-opens', 'add the open pixel (default: the trackOpens option)')
+    .option('--no-track-opens', 'no open pixel: opens of this campaign are not counted')
+    .option('--track-clicks', 'rewrite links through the click tracker (default: the trackClicks option)')
+    .option('--no-track-clicks', 'links go straight to their destination: clicks are not counted')
     .option('--json', 'print the whole campaign record as JSON')
     .action(async (opts: Options, cmd: Command) => {
       const input: CampaignInput = {
@@ -53,6 +60,8 @@ export function registerCampaignsCreate(program: Command): void {
         fromName: opts.fromName,
         fromEmail: opts.fromEmail,
         name: opts.name,
+        trackOpens: opts.trackOpens,
+        trackClicks: opts.trackClicks,
       };
       await withNotify(cmd, async (notify) => {
         const campaign = await notify.campaigns.create(input);

@@ -48,4 +48,6 @@ export interface TrackingRepo {
   /** forgets the batch ids stored before `before` (epoch ms); returns how many */
   pruneBatches(before: number): Promise<number>;
   sendByToken(token: string): Promise<SendRef | undefined>;
+  /** the send with its token, for the short unsubscribe link that names the send by id */
+  sendById(id: number): Promise<(SendRef & { token: string }) | undefined>;
 }

@@ -30,13 +30,15 @@ export function registerCompose(app: Hono, { ctx, views }: Parts): void {
   const page = async (c: HonoContext, form: Form, error: string | null, status = 200) =>
     adminPage(c, views, 'compose', { title: 'New campaign', f: form, error, csrf: csrfToken(c, ctx.secret), lists: (await lists.list()).map((l) => l.name) }, status);
 
-  app.get('/notify/admin/campaigns/new', (c) => page(c, { format: 'markdown' }, null));
+  // the tracking boxes start as the options say
+  const fresh = (): Form => ({ format: 'markdown', tracking: 'shown', ...(ctx.config.trackOpens ? { trackOpens: 'on' } : {}), ...(ctx.config.trackClicks ? { trackClicks: 'on' } : {}) });
+  app.get('/notify/admin/campaigns/new', (c) => page(c, fresh(), null));
 
   app.post('/notify/admin/campaigns', async (c) => {
     const form = await readForm(c);
     if (!csrfOk(c, ctx.secret, form.csrf)) return refused(c, views);
     try {
-      const created = await campaigns.create(campaignInput(form));
+      const created = await campaigns.create({ ...campaignInput(form), ...trackingInput(form, ctx.config) });
       return c.redirect(`/notify/admin/campaigns/${created.id}?done=created`, 303);
     } catch (err) {
       if (!isNotifyError(err)) throw err;
@@ -88,6 +90,17 @@ function campaignInput(f: Form): CampaignInput {
     fromName: f.fromName || null,
     fromEmail: f.fromEmail || null,
   };
+}
+
+/**
+ * The two tracking checkboxes. An unchecked box is not sent, so `tracking=shown` tells that the
+ * boxes were on the form (a post without it changes nothing). A box left as the option says
+ * stores null, so the campaign keeps following the option; a box changed from it is stored.
+ */
+function trackingInput(f: Form, options: { trackOpens: boolean; trackClicks: boolean }): Pick<CampaignInput, 'trackOpens' | 'trackClicks'> {
+  if (f.tracking !== 'shown') return {};
+  const choice = (checked: boolean, option: boolean) => (checked === option ? null : checked);
+  return { trackOpens: choice(f.trackOpens === 'on', options.trackOpens), trackClicks: choice(f.trackClicks === 'on', options.trackClicks) };
 }
 
 /** a plain note (or a text-only message) in the preview frame, escaped */

@@ -48,6 +48,10 @@ export function createTrackingRepo(db: Kysely<Database>, dialect: StoreDialect, 
       const row = await db.selectFrom('notify_sends').select(['id', 'campaign_id', 'contact_id', 'sent_at']).where('token', '=', token).executeTakeFirst();
       return row && { id: Number(row.id), campaign_id: num(row.campaign_id), contact_id: num(row.contact_id), sent_at: num(row.sent_at) };
     },
+    async sendById(id) {
+      const row = await db.selectFrom('notify_sends').select(['id', 'token', 'campaign_id', 'contact_id', 'sent_at']).where('id', '=', id).executeTakeFirst();
+      return row && { id: Number(row.id), token: row.token, campaign_id: num(row.campaign_id), contact_id: num(row.contact_id), sent_at: num(row.sent_at) };
+    },
   };
 }
 
