@@ -1,4 +1,4 @@
-import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** 128-bit random token, base64url (22 characters). Used for send and unsubscribe tokens. */
 export function newToken(): string {
@@ -89,7 +89,7 @@ export const SEND_UNSUBSCRIBE_TOKEN_LENGTH = 28;
 const SEND_UNSUBSCRIBE_PATTERN = /^[A-Za-z0-9_-]{28}$/;
 
 function unsubscribeMac(secret: string, id: Buffer): Buffer {
-  return createHmac('sha256', keyFor(secret)).update('unsubscribe:').update(id).digest().subarray(0, UNSUBSCRIBE_MAC_BYTES);
+  return createHmac('sha256', secret).update('unsubscribe:').update(id).digest().subarray(0, UNSUBSCRIBE_MAC_BYTES);
 }
 
 /** undefined for an id that does not fit 5 bytes (over a trillion sends): such a send keeps the long link */
