@@ -61,10 +61,12 @@ const CONCURRENCY = 5;
 const GROUP_MS = 20;
 /**
  * How long a slot's start may wait for other slots to share its write while others are still in
- * the mailer (half the pool waiting, or none delivering, writes at once). One write per send made
- * the write cost per message, not per group: on SQLite the commit alone cost as much as its statements.
+ * the mailer (all slots but one waiting, or none delivering, writes at once). Writing each start
+ * at once averaged 1.5 messages per commit against the loopback sink, and on SQLite the commit
+ * alone cost as much as its statements; waiting (10 ms at most, against a loopback sink's ~1 ms
+ * answers) gave 3.2 per commit and a quarter less CPU per message (loaded machine, same run).
  */
-const START_WAIT_MS = 3;
+const START_WAIT_MS = 10;
 /** rows or enrollments claimed per round trip */
 const CHUNK = 100;
 
@@ -104,9 +106,9 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
     if (!opts.start) return true;
     writer.add({ job });
     starting++;
-    // At once when half the pool waits or nothing else is in the mailer; else a little later, so
-    // the slots finishing meanwhile share the write
-    await (starting * 2 >= slots || delivering === 0 ? writer.flush() : writer.flush(START_WAIT_MS));
+    // At once when all slots but one wait or none is in the mailer; else a little later, so the
+    // slots finishing meanwhile share the write
+    await (starting >= slots - 1 || delivering === 0 ? writer.flush() : writer.flush(START_WAIT_MS));
     return granted.delete(job);
   };
   /** a slot leaves the mailer: with none left there, the starts waiting go now */
