@@ -59,6 +59,14 @@ const CONCURRENCY = 5;
  * chunk: 5 ms cost 12% of dispatch throughput, 10 ms 12%, 20 ms nothing measurable.
  */
 const GROUP_MS = 20;
+/**
+ * How long a slot's start may wait for other slots to share its write while others are still in
+ * the mailer (all slots but one waiting, or none delivering, writes at once). Writing each start
+ * at once averaged 1.5 messages per commit against the loopback sink, and on SQLite the commit
+ * alone cost as much as its statements; waiting (10 ms at most, against a loopback sink's ~1 ms
+ * answers) gave 3.2 per commit and a quarter less CPU per message (loaded machine, same run).
+ */
+const START_WAIT_MS = 10;
 /** rows or enrollments claimed per round trip */
 const CHUNK = 100;
 
@@ -79,7 +87,12 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
   const { throttleMs } = ctx.config;
   const { pacer } = ctx;
   const granted = new Set<J>();
+  /** slots whose next send waits for its start to be written, and slots in the mailer */
+  let starting = 0;
+  let delivering = 0;
+  let slots = 0;
   const writer = createGroupWriter<Delivered<J> | { job: J }>(async (items) => {
+    starting = 0;
     const done = items.filter((i): i is Delivered<J> => 'outcome' in i);
     if (done.length === items.length || !opts.start) return opts.record(done);
     for (const job of await opts.start(
@@ -92,8 +105,15 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
   const begin = async (job: J): Promise<boolean> => {
     if (!opts.start) return true;
     writer.add({ job });
-    await writer.flush();
+    starting++;
+    // At once when all slots but one wait or none is in the mailer; else a little later, so the
+    // slots finishing meanwhile share the write
+    await (starting >= slots - 1 || delivering === 0 ? writer.flush() : writer.flush(START_WAIT_MS));
     return granted.delete(job);
+  };
+  /** a slot leaves the mailer: with none left there, the starts waiting go now */
+  const delivered = () => {
+    if (--delivering === 0 && starting > 0) writer.flush().catch(() => {});
   };
   let started = false;
 
@@ -125,13 +145,15 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
             left?.();
             continue;
           }
-          const outcome = await deliverOne(jobs[i]);
+          delivering++;
+          const outcome = await deliverOne(jobs[i]).finally(delivered);
           left?.();
           outcomes[i] = outcome;
           writer.add({ job: jobs[i], outcome });
         }
       };
-      await Promise.all(Array.from({ length: throttleMs > 0 ? 1 : Math.min(CONCURRENCY, jobs.length) }, worker));
+      slots = throttleMs > 0 ? 1 : Math.min(CONCURRENCY, jobs.length);
+      await Promise.all(Array.from({ length: slots }, worker));
       return outcomes;
     },
     check: () => writer.check(),

@@ -9,8 +9,11 @@ export interface GroupWriter<T> {
   add(item: T): void;
   /** throws the first failed write (callers stop when their database does); later items are dropped */
   check(): void;
-  /** writes what is waiting without waiting for the window; resolves once that write is done, throws if it failed */
-  flush(): Promise<void>;
+  /**
+   * writes what is waiting without waiting for the window (or within `withinMs`, when others may
+   * join first); resolves once that write is done, throws if it failed
+   */
+  flush(withinMs?: number): Promise<void>;
   /** writes what is waiting and resolves once every write is done; throws the first failed write */
   drain(): Promise<void>;
 }
@@ -38,7 +41,11 @@ export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windo
   /** the write that will take what is in the buffer now */
   let next = pending();
   let urgent = false;
+  /** the earliest time a caller of flush(withinMs) wants what is waiting written */
+  let due = Number.POSITIVE_INFINITY;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  /** when the timer fires (performance.now() time) */
+  let timerAt = 0;
   /** an urgent write waits only for the callbacks of this turn of the event loop, which join it */
   let immediate: ReturnType<typeof setImmediate> | undefined;
   let running: Promise<void> | undefined;
@@ -46,7 +53,14 @@ export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windo
   const schedule = () => {
     if (running || buffer.length === 0) return;
     if (urgent || buffer.length >= maxGroup) immediate ??= setImmediate(flush);
-    else timer ??= setTimeout(flush, windowMs);
+    else {
+      // the window from the first item, or sooner when a flush(withinMs) asked for it
+      const at = Math.min(due, timer === undefined ? performance.now() + windowMs : timerAt);
+      if (timer !== undefined && at >= timerAt) return;
+      clearTimeout(timer);
+      timerAt = at;
+      timer = setTimeout(flush, Math.max(0, at - performance.now()));
+    }
   };
   function flush() {
     clearTimeout(timer);
@@ -59,6 +73,7 @@ export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windo
     buffer = [];
     next = pending();
     urgent = false;
+    due = Number.POSITIVE_INFINITY;
     running = write(group)
       .then(
         () => settled.resolve(),
@@ -82,10 +97,11 @@ export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windo
       schedule();
     },
     check,
-    flush() {
+    flush(withinMs) {
       if (failure) return Promise.reject(failure.error);
       if (buffer.length === 0) return running ?? Promise.resolve();
-      urgent = true;
+      if (withinMs === undefined) urgent = true;
+      else due = Math.min(due, performance.now() + withinMs);
       schedule();
       return next.done;
     },

@@ -1,22 +1,20 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { COUNTER_NAMES as NAMES, type CounterValues, type CountersRepo } from '../../core/storage/counters.ts';
-import type { CampaignCountersTable, Database } from '../schema.ts';
+import { fixedStatement } from '../fixed-statement.ts';
+import type { Database } from '../schema.ts';
+
+/** one text for every mix of counters (adding 0 changes nothing): the send loop runs it once per group commit */
+const addCounts = fixedStatement(
+  `insert into notify_campaign_counters (campaign_id, ${NAMES.join(', ')}) values (?${', ?'.repeat(NAMES.length)}) on conflict (campaign_id) do update set ${NAMES.map((n) => `${n} = notify_campaign_counters.${n} + excluded.${n}`).join(', ')}`,
+);
 
 export function createCountersRepo(db: Kysely<Database>): CountersRepo {
   return {
     async add(deltas) {
       // Sorted by campaign so concurrent writers take row locks in the same order (no deadlocks).
       for (const [campaignId, d] of [...deltas.entries()].sort((a, b) => a[0] - b[0])) {
-        const names = NAMES.filter((n) => d[n]);
-        if (names.length === 0) continue;
-        const values = { campaign_id: campaignId, ...Object.fromEntries(NAMES.map((n) => [n, d[n] ?? 0])) } as CampaignCountersTable;
-        await db
-          .insertInto('notify_campaign_counters')
-          .values(values)
-          .onConflict((oc) =>
-            oc.column('campaign_id').doUpdateSet(Object.fromEntries(names.map((n) => [n, sql`notify_campaign_counters.${sql.ref(n)} + ${d[n]}`]))),
-          )
-          .execute();
+        if (!NAMES.some((n) => d[n])) continue;
+        await addCounts(db, [campaignId, ...NAMES.map((n) => d[n] ?? 0)]);
       }
     },
     async get(campaignId) {

@@ -1,0 +1,27 @@
+import { CompiledQuery, type Kysely, type QueryResult, sql } from 'kysely';
+import type { Database } from './schema.ts';
+
+/**
+ * A statement whose text never changes, run with new parameters: no query builder, no compile.
+ * For the few statements the send loop runs once per group commit, building and compiling the
+ * query through Kysely cost more CPU than SQLite takes to run it. The text is written with `?`
+ * placeholders (it must hold no other `?`); on an engine that numbers them (PostgreSQL's `$1`)
+ * it is rewritten once per engine the statement meets.
+ */
+export type FixedStatement = <R>(db: Kysely<Database>, parameters: readonly unknown[]) => Promise<QueryResult<R>>;
+
+export function fixedStatement(text: string): FixedStatement {
+  /** the text in each engine's placeholder form, by its query adapter (shared by a database and its transactions) */
+  const forms = new WeakMap<object, string>();
+  const formFor = (db: Kysely<Database>) => {
+    const adapter = db.getExecutor().adapter;
+    let form = forms.get(adapter);
+    if (form === undefined) {
+      let n = 0;
+      form = sql`${0}`.compile(db).sql === '?' ? text : text.replace(/\?/g, () => `$${++n}`);
+      forms.set(adapter, form);
+    }
+    return form;
+  };
+  return <R>(db: Kysely<Database>, parameters: readonly unknown[]) => db.executeQuery<R>(CompiledQuery.raw(formFor(db), [...parameters]));
+}
