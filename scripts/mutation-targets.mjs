@@ -21,7 +21,11 @@ export const TARGETS = {
   suppression: { mutate: ['src/core/suppression.ts'], tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts'] },
   unsubscribe: { mutate: ['src/core/unsubscribe.ts'], tests: UNSUBSCRIBE_TESTS },
   'webhook-events': { mutate: ['src/core/webhook-events.ts'], tests: WEBHOOK_TESTS },
-  drips: { mutate: ['src/core/drips.ts', 'src/core/drip-run.ts'], tests: ['test/drips/transitions.test.ts', ROUTE, 'test/cli/drips.test.ts'] },
+  // Sequences, enrolment, a sequence's enrolments page and the worker's run; the CLI test (slowest) last.
+  drips: {
+    mutate: ['src/core/drips.ts', 'src/core/drip-run.ts', 'src/core/drip-decisions.ts', 'src/core/enrollment-list.ts'],
+    tests: ['test/drips/transitions.test.ts', 'test/api/bad-inputs.test.ts', ROUTE, 'test/api/contract.test.ts', 'test/triggers/list-joined.test.ts', 'test/cli/drips.test.ts'],
+  },
   // All of src/core/ against the whole unit suite: ~2,600 mutants x the suite's minutes; for a big machine.
   core: { mutate: ['src/core/**/*.ts'], tests: ['test'] },
 };
