@@ -21,7 +21,7 @@ export function headerField(name: string, value: string): string {
     // one token (an address, a Message-ID, a List-Unsubscribe URL: most per-recipient values):
     // what pack would make of it, without splitting it into tokens
     const fits = name.length + 2 + value.length <= MAX_LINE;
-    if (STRUCTURED.test(name)) return fits || value.length + 1 > MAX_LINE ? `${name}: ${value}` : `${name}:${CRLF} ${value}`;
+    if (STRUCTURED.test(name)) return fits ? `${name}: ${value}` : `${name}:${CRLF} ${value}`;
     if (fits && PRINTABLE.test(value)) return `${name}: ${value}`;
   }
   // a structured value is never encoded: its non-ASCII parts (an SMTPUTF8 local part, a display
