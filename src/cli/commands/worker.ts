@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { BounceMailbox } from '../../bounces/index.ts';
 import { runCampaign } from '../../core/campaign-run.ts';
 import { runDrips } from '../../core/drip-run.ts';
+import { nextOutboundAt } from '../../core/outbound-delivery.ts';
 import { NotifyError } from '../../errors.ts';
 import type { Notify } from '../../notify.ts';
 import { withNotify } from '../open.ts';
@@ -86,6 +87,7 @@ export async function round(notify: Notify, signal: AbortSignal = new AbortContr
   if (ctx.config.webhooksOut.length > 0 && !signal.aborted) {
     const w = await notify.events.deliver({ signal });
     if (w.delivered + w.retried + w.dead + w.lost > 0) console.log(`webhooks: ${w.delivered} delivered, ${w.retried} to retry, ${w.dead} dead${w.lost ? `, ${w.lost} taken over by another worker` : ''}`);
+    if (w.pruned > 0) console.log(`webhooks: ${w.pruned} delivered or dead rows older than ${ctx.config.webhooksOutRetentionDays} days deleted`);
   }
   return more;
 }
@@ -102,11 +104,16 @@ async function pollBounces(mailbox: BounceMailbox): Promise<void> {
   }
 }
 
-/** the pause before the next round: the interval, or less when a scheduled campaign is due sooner */
-async function untilNext(notify: Notify, intervalMs: number): Promise<number> {
-  const next = await notify.context.store.campaigns.nextSendAt().catch(() => undefined);
-  if (next === undefined) return intervalMs;
-  return Math.max(0, Math.min(intervalMs, next - notify.context.clock.now()));
+/**
+ * The pause before the next round: the interval, or less when a scheduled campaign or an outgoing
+ * webhook's retry is due sooner (so a retry 10 s after a failure is not held to a longer interval).
+ */
+export async function untilNext(notify: Pick<Notify, 'context'>, intervalMs: number): Promise<number> {
+  const ctx = notify.context;
+  const times = await Promise.all([ctx.store.campaigns.nextSendAt(), ctx.config.webhooksOut.length > 0 ? nextOutboundAt(ctx) : undefined].map((p) => Promise.resolve(p).catch(() => undefined)));
+  const next = Math.min(...times.filter((t): t is number => t !== undefined));
+  if (next === Number.POSITIVE_INFINITY) return intervalMs;
+  return Math.max(0, Math.min(intervalMs, next - ctx.clock.now()));
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {
