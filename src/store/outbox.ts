@@ -29,6 +29,12 @@ export interface Outbox {
 
 const ROWS_PER_INSERT = 1000;
 
+const ENDPOINT_COLUMNS: readonly JsonRowColumn[] = [
+  { name: 'event_id', type: 'text' },
+  { name: 'endpoint', type: 'text' },
+  { name: 'type', type: 'text' },
+];
+
 const COLUMNS: readonly JsonRowColumn[] = [
   { name: 'event_id', type: 'text' },
   { name: 'endpoint', type: 'text' },
@@ -52,12 +58,15 @@ export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDia
     listens: (type) => sink.listens(type),
     trackingStart: async (trx) => (tracking.length === 0 ? undefined : lastEventId(trx)),
     async writeTracking(trx, start, now) {
-      const end = await lastEventId(trx);
-      if (end <= start) return;
-      const body = JSON.stringify({ after: start, upTo: end } satisfies TrackingRange);
+      // One statement: the end of the range is read where the rows are written (a round trip less
+      // inside the batch's transaction, which holds its sends' row locks meanwhile).
       const id = `bat_${randomBytes(12).toString('base64url')}`;
-      const rows = tracking.map(({ endpoint, types }) => ({ event_id: id, endpoint, type: types.join(','), body, status: TRACKING_BATCH, attempts: 0, next_attempt_at: now, created_at: now, updated_at: now }));
-      await trx.insertInto('notify_outbound_events').values(rows).execute();
+      const endpoints = JSON.stringify(tracking.map(({ endpoint, types }) => ({ event_id: id, endpoint, type: types.join(',') })));
+      const at = sql`cast(${now} as bigint)`;
+      await sql`insert into notify_outbound_events (event_id, endpoint, type, body, status, attempts, next_attempt_at, created_at, updated_at)
+        select x.event_id, x.endpoint, x.type, ${`{"after":${start},"upTo":`} || cast(m.id as text) || '}', ${TRACKING_BATCH}, 0, ${at}, ${at}, ${at}
+        from (${dialect.jsonRows(endpoints, ENDPOINT_COLUMNS)}) as x, (select max(id) as id from notify_events) as m
+        where m.id > ${start}`.execute(trx);
     },
     async write(trx, events, now) {
       const rows = events.flatMap((event) => {
@@ -84,7 +93,7 @@ export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDia
 /**
  * The status of a row that stands for the opens and clicks of one tracking batch, for one endpoint
  * (its `type` lists the event types that endpoint takes). Writing one row per event on the tracking
- * writer's thread halved pixel throughput on SQLite; this row costs the batch two index lookups
+ * writer's thread halved pixel throughput on SQLite; this row costs the batch one index lookup
  * and one insert, and the worker turns it into the events' rows (repos/outbound.ts).
  */
 export const TRACKING_BATCH = 'batch';
