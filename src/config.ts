@@ -179,6 +179,8 @@ export const configSchema = z
     trackClicks: bool.default(true),
     /** outgoing webhooks: each event (all, or those in `events`) is POSTed, signed with `secret`, by the worker */
     webhooksOut: webhooksOutSpec.default([]),
+    /** days a delivered or dead outgoing webhook row is kept after it was settled; 0 = forever */
+    webhooksOutRetentionDays: int(0).default(7),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();

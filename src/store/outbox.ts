@@ -12,6 +12,15 @@ import type { Database } from './schema.ts';
  */
 export interface Outbox {
   wants(type: OutboundEventType): boolean;
+  /** an in-process listener wants this type (endpoints aside) */
+  listens(type: OutboundEventType): boolean;
+  /**
+   * Called inside a tracking batch's transaction before its events are inserted: where they will
+   * start, or undefined when no endpoint takes opens or clicks (nothing to write then).
+   */
+  trackingStart(trx: Kysely<Database>): Promise<number | undefined>;
+  /** after the batch's events: one row per endpoint naming them (trackingRange), expanded by the worker */
+  writeTracking(trx: Kysely<Database>, start: number, now: number): Promise<void>;
   /** the rows of these events, inside the caller's transaction */
   write(trx: Kysely<Database>, events: OutboundEvent[], now: number): Promise<void>;
   /** after the caller's commit */
@@ -20,15 +29,30 @@ export interface Outbox {
 
 const ROWS_PER_INSERT = 1000;
 
+const ENDPOINT_COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text' });
 const COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text', body: 'text', status: 'text', attempts: 'integer', next_attempt_at: 'bigint', created_at: 'bigint', updated_at: 'bigint' });
 
 /** The id receivers dedupe on: random, so two processes never make the same one. */
 export const newEventId = () => `evt_${randomBytes(16).toString('base64url')}`;
 
 export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDialect, 'jsonRows'>): Outbox {
-  if (!sink) return { wants: () => false, write: async () => {}, publish: () => {} };
+  if (!sink) return { wants: () => false, listens: () => false, trackingStart: async () => undefined, writeTracking: async () => {}, write: async () => {}, publish: () => {} };
+  const tracking = trackingEndpoints(sink);
   return {
     wants: (type) => sink.wants(type),
+    listens: (type) => sink.listens(type),
+    trackingStart: async (trx) => (tracking.length === 0 ? undefined : lastEventId(trx)),
+    async writeTracking(trx, start, now) {
+      // One statement: the end of the range is read where the rows are written (a round trip less
+      // inside the batch's transaction, which holds its sends' row locks meanwhile).
+      const id = `bat_${randomBytes(12).toString('base64url')}`;
+      const endpoints = JSON.stringify(tracking.map(({ endpoint, types }) => ({ event_id: id, endpoint, type: types.join(',') })));
+      const at = sql`cast(${now} as bigint)`;
+      await sql`insert into notify_outbound_events (event_id, endpoint, type, body, status, attempts, next_attempt_at, created_at, updated_at)
+        select x.event_id, x.endpoint, x.type, ${`{"after":${start},"upTo":`} || cast(m.id as text) || '}', ${TRACKING_BATCH}, 0, ${at}, ${at}, ${at}
+        from (${dialect.jsonRows(endpoints, ENDPOINT_COLUMNS)}) as x, (select max(id) as id from notify_events) as m
+        where m.id > ${start}`.execute(trx);
+    },
     async write(trx, events, now) {
       const rows = events.flatMap((event) => {
         const endpoints = sink.endpointsFor(event.type);
@@ -52,6 +76,53 @@ export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDia
 }
 
 /**
+ * The status of a row that stands for the opens and clicks of one tracking batch, for one endpoint
+ * (its `type` lists the event types that endpoint takes). Writing one row per event on the tracking
+ * writer's thread halved pixel throughput on SQLite; this row costs the batch one index lookup
+ * and one insert, and the worker turns it into the events' rows (repos/outbound.ts).
+ */
+export const TRACKING_BATCH = 'batch';
+
+/**
+ * The ids of a batch's events lie in (after, upTo]: `after` is the largest id visible before the
+ * batch's insert, `upTo` the largest after it. Ids come from one increasing sequence, so every id
+ * of the batch is in the range; a concurrent batch's events may be too, and expand to the same
+ * event ids (made from the event row's id), which the unique (event_id, endpoint) keeps once.
+ */
+export interface TrackingRange {
+  after: number;
+  upTo: number;
+}
+
+/** the engagement types of the tracking writer, as event rows name them and as events do */
+export const TRACKED_TYPES = { open: 'notify:email.opened', click: 'notify:email.clicked' } as const satisfies Record<string, OutboundEventType>;
+
+/** The id of the event of one stored open or click: fixed by the row, so every expansion and try gives the same. */
+export const engagementEventId = (eventRowId: number) => `evt_e${eventRowId}`;
+
+/** What `notify:email.opened` / `clicked` carry; a click names its link by its position in the email. */
+export function engagementData(e: { type: 'open' | 'click'; send: { id: number; campaign_id: number | null; contact_id: number | null }; at: number; link_index: number | null; isMachine: boolean; reason: string | null }): Record<string, unknown> {
+  return {
+    send: { id: e.send.id, campaign_id: e.send.campaign_id, contact_id: e.send.contact_id },
+    at: new Date(e.at).toISOString(),
+    ...(e.type === 'click' ? { link_index: e.link_index } : {}),
+    isMachine: e.isMachine,
+    machineReason: e.reason,
+  };
+}
+
+function trackingEndpoints(sink: EventSink): { endpoint: string; types: OutboundEventType[] }[] {
+  const byEndpoint = new Map<string, OutboundEventType[]>();
+  for (const type of Object.values(TRACKED_TYPES)) for (const endpoint of sink.endpointsFor(type)) byEndpoint.set(endpoint, [...(byEndpoint.get(endpoint) ?? []), type]);
+  return [...byEndpoint].map(([endpoint, types]) => ({ endpoint, types }));
+}
+
+async function lastEventId(trx: Kysely<Database>): Promise<number> {
+  const row = await trx.selectFrom('notify_events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  return Number(row?.id ?? 0);
+}
+
+/**
  * Runs `fn` in the caller's transaction when `db` is one, else in a new one: a write and the events
  * it causes commit together either way.
  */
@@ -63,7 +134,7 @@ export function atomically<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) 
 export function deferredOutbox(outbox: Outbox): { outbox: Outbox; committed(): void } {
   const held: OutboundEvent[] = [];
   return {
-    outbox: { wants: outbox.wants, write: outbox.write, publish: (events) => void held.push(...events) },
+    outbox: { ...outbox, publish: (events) => void held.push(...events) },
     committed: () => outbox.publish(held),
   };
 }

@@ -89,6 +89,7 @@ export async function round(notify: Notify, signal: AbortSignal = new AbortContr
   if (ctx.config.webhooksOut.length > 0 && !signal.aborted) {
     const w = await notify.events.deliver({ signal });
     if (w.delivered + w.retried + w.dead + w.lost > 0) console.log(`webhooks: ${w.delivered} delivered, ${w.retried} to retry, ${w.dead} dead${w.lost ? `, ${w.lost} taken over by another worker` : ''}`);
+    if (w.pruned > 0) console.log(`webhooks: ${w.pruned} delivered or dead rows older than ${ctx.config.webhooksOutRetentionDays} days deleted`);
   }
   return more;
 }
@@ -107,10 +108,10 @@ async function pollBounces(mailbox: BounceMailbox): Promise<void> {
 
 /**
  * The pause before the next round: the interval, or less when something comes due sooner (a
- * scheduled campaign, a deferred send's next attempt, a drip step; see nextWake). `since`: when the
- * round just run began.
+ * scheduled campaign, a deferred send's next attempt, a drip step, an outgoing webhook's retry; see
+ * nextWake). `since`: when the round just run began.
  */
-export async function untilNext(notify: Pick<Notify, 'context'>, intervalMs: number, since: number): Promise<number> {
+export async function untilNext(notify: Pick<Notify, 'context'>, intervalMs: number, since = notify.context.clock.now()): Promise<number> {
   const next = await nextWake(notify.context, since).catch(() => undefined);
   if (next === undefined) return intervalMs;
   return Math.max(0, Math.min(intervalMs, next - notify.context.clock.now()));

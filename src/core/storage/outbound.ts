@@ -26,6 +26,8 @@ export interface EventSink {
   endpointsFor(type: OutboundEventType): readonly string[];
   /** whether anything at all (an endpoint or an in-process listener) wants this type: otherwise it is not even built */
   wants(type: OutboundEventType): boolean;
+  /** whether an in-process listener wants this type (the tracking writer builds opens and clicks only for them) */
+  listens(type: OutboundEventType): boolean;
   /** events whose transaction committed */
   publish(events: OutboundEvent[]): void;
 }
@@ -68,4 +70,14 @@ export interface OutboundRepo {
   /** newest first, for the admin page */
   recent(filter: { status?: string }, limit: number): Promise<OutboundRow[]>;
   counts(): Promise<Record<string, number>>;
+  /**
+   * Turns up to `limit` tracking batches (one row per batch and endpoint, written with the batch)
+   * into the deliveries of their opens and clicks, each batch in one transaction with its row's
+   * deletion; returns how many batches. Concurrent workers take different batches.
+   */
+  expandTracking(limit: number): Promise<number>;
+  /** deletes up to `limit` delivered or dead rows settled before `before`; returns how many */
+  prune(before: number, limit: number): Promise<number>;
+  /** the earliest time something becomes due (a batch to expand is due at once), or undefined when nothing waits */
+  nextDueAt(staleAfterMs: number): Promise<number | undefined>;
 }

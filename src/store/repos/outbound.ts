@@ -1,6 +1,7 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { OutboundRepo } from '../../core/storage/outbound.ts';
-import type { StoreDialect } from '../dialect.ts';
+import { columnList, type StoreDialect } from '../dialect.ts';
+import { engagementData, engagementEventId, TRACKED_TYPES, TRACKING_BATCH, type TrackingRange } from '../outbox.ts';
 import { toDate } from '../rows.ts';
 import type { Database } from '../schema.ts';
 
@@ -66,9 +67,90 @@ export function createOutboundRepo(db: Kysely<Database>, dialect: StoreDialect):
         created_at: toDate(r.created_at)!,
       }));
     },
+    async expandTracking(limit) {
+      let expanded = 0;
+      while (expanded < limit) {
+        const found = await dialect.writeTransaction(db, async (trx) => {
+          const batch = await dialect
+            .lockForClaim(trx.selectFrom('notify_outbound_events').select(['id', 'endpoint', 'type', 'body', 'next_attempt_at', 'created_at']).where('status', '=', TRACKING_BATCH).orderBy('id').limit(1))
+            .executeTakeFirst();
+          if (!batch) return false;
+          await expandBatch(trx, dialect, { ...batch, next_attempt_at: Number(batch.next_attempt_at), created_at: Number(batch.created_at) });
+          await trx.deleteFrom('notify_outbound_events').where('id', '=', batch.id).execute();
+          return true;
+        });
+        if (!found) break;
+        expanded++;
+      }
+      return expanded;
+    },
+    async prune(before, limit) {
+      // settled (updated_at) before the cutoff implies due (next_attempt_at) before it: the index narrows
+      const old = db
+        .selectFrom('notify_outbound_events')
+        .select('id')
+        .where('status', 'in', ['delivered', 'dead'])
+        .where('next_attempt_at', '<', before)
+        .where('updated_at', '<', before)
+        .limit(limit);
+      const r = await db.deleteFrom('notify_outbound_events').where('id', 'in', old).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+    async nextDueAt(staleAfterMs) {
+      const pending = await db.selectFrom('notify_outbound_events').select((eb) => eb.fn.min('next_attempt_at').as('at')).where('status', 'in', ['pending', TRACKING_BATCH]).executeTakeFirst();
+      const claimed = await db.selectFrom('notify_outbound_events').select((eb) => eb.fn.min('locked_at').as('at')).where('status', '=', 'delivering').executeTakeFirst();
+      const times = [pending?.at, claimed?.at == null ? null : Number(claimed.at) + staleAfterMs].filter((t) => t !== null && t !== undefined).map(Number);
+      return times.length > 0 ? Math.min(...times) : undefined;
+    },
     async counts() {
       const rows = await db.selectFrom('notify_outbound_events').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
       return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
     },
   };
+}
+
+const EXPANDED_PER_INSERT = 1000;
+
+const DELIVERY_COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text', body: 'text', next_attempt_at: 'bigint', created_at: 'bigint' });
+
+/**
+ * The deliveries of one tracking batch's opens and clicks to one endpoint, from the stored event
+ * rows (their labels as stored now). An event already expanded (a concurrent batch's range held
+ * it) keeps its row: the unique (event_id, endpoint) skips it.
+ */
+async function expandBatch(trx: Kysely<Database>, dialect: StoreDialect, batch: { endpoint: string; type: string; body: string; next_attempt_at: number; created_at: number }): Promise<void> {
+  const range = JSON.parse(batch.body) as TrackingRange;
+  const takes = new Set(batch.type.split(','));
+  const kinds = (Object.keys(TRACKED_TYPES) as (keyof typeof TRACKED_TYPES)[]).filter((k) => takes.has(TRACKED_TYPES[k]));
+  if (kinds.length === 0) return;
+  const events = await trx
+    .selectFrom('notify_events')
+    .select(['id', 'type', 'send_id', 'campaign_id', 'contact_id', 'link_index', 'is_machine', 'machine_reason', 'created_at'])
+    .where('id', '>', range.after)
+    .where('id', '<=', range.upTo)
+    .where('type', 'in', kinds)
+    .where('send_id', 'is not', null)
+    .orderBy('id')
+    .execute();
+  const createdAt = new Date(batch.created_at).toISOString();
+  const rows = events.map((e) => {
+    const kind = e.type as keyof typeof TRACKED_TYPES;
+    const id = engagementEventId(Number(e.id));
+    const data = engagementData({
+      type: kind,
+      send: { id: Number(e.send_id), campaign_id: e.campaign_id === null ? null : Number(e.campaign_id), contact_id: e.contact_id === null ? null : Number(e.contact_id) },
+      at: Number(e.created_at),
+      link_index: e.link_index === null ? null : Number(e.link_index),
+      isMachine: Number(e.is_machine) === 1,
+      reason: e.machine_reason,
+    });
+    const body = JSON.stringify({ id, type: TRACKED_TYPES[kind], created_at: createdAt, data });
+    return { event_id: id, endpoint: batch.endpoint, type: TRACKED_TYPES[kind], body, next_attempt_at: batch.next_attempt_at, created_at: batch.created_at };
+  });
+  const names = sql.raw(DELIVERY_COLUMNS.map((c) => c.name).join(', '));
+  for (let i = 0; i < rows.length; i += EXPANDED_PER_INSERT) {
+    const chunk = JSON.stringify(rows.slice(i, i + EXPANDED_PER_INSERT));
+    // `where true`: SQLite would read a bare ON CONFLICT after the SELECT's FROM as a join constraint
+    await sql`insert into notify_outbound_events (${names}, status, attempts, updated_at) select ${names}, 'pending', 0, created_at from (${dialect.jsonRows(chunk, DELIVERY_COLUMNS)}) as x where true on conflict (event_id, endpoint) do nothing`.execute(trx);
+  }
 }
