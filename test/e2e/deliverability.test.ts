@@ -26,7 +26,7 @@ for (const engine of ENGINES) {
       assert.match(id, /^\d+$/);
       worker = await d.worker(0.5);
       // far enough ahead for the CLI process to finish before it on a loaded machine
-      assert.match(await d.cli(['campaigns:schedule', id, new Date(Date.now() + 8_000).toISOString()]), /scheduled for/);
+      assert.match(await d.cli(['campaigns:schedule', id, new Date(Date.now() + 15_000).toISOString()]), /scheduled for/);
       const mails = await waitUntil(() => (d.sink.messages.length >= 2 ? d.sink.messages : undefined), 60_000, `two messages (${d.describe()})`);
 
       for (const m of mails) {
