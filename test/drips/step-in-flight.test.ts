@@ -5,7 +5,22 @@ import { runDrips } from '../../src/core/drip-run.ts';
 import { newToken } from '../../src/core/tokens.ts';
 import { ENGINES } from '../helpers/engines.ts';
 import { recordingLogger } from '../helpers/log-lines.ts';
-import { dripWorld } from './helpers.ts';
+import { type DripWorld, dripWorld } from './helpers.ts';
+
+/** Ann enrolled in a two-step sequence (10 minutes, then 60), the clock at her first step's time. */
+async function enrollInTwoSteps(w: DripWorld, name: string) {
+  await w.notify.contacts.upsert({ email: 'ann@example.com' });
+  const seq = await w.notify.drips.createSequence({
+    name,
+    steps: [
+      { delayMinutes: 10, subject: 'One', text: 'one' },
+      { delayMinutes: 60, subject: 'Two', text: 'two' },
+    ],
+  });
+  const e = await w.notify.drips.enroll({ contact: 'ann@example.com', sequence: seq.id });
+  w.clock.advance(minutes(10));
+  return { seq, e };
+}
 
 // A reclaimed enrollment whose step row was touched less than staleLockMinutes ago is being delivered
 // by another run right now: this run neither sends it again nor marks it interrupted, and comes back
@@ -17,16 +32,7 @@ for (const engine of ENGINES) {
       const w = await dripWorld(engine, { logger }); // staleLockMinutes 30
       t.after(() => w.close());
       const store = w.notify.context.store;
-      await w.notify.contacts.upsert({ email: 'ann@example.com' });
-      const seq = await w.notify.drips.createSequence({
-        name: 'busy',
-        steps: [
-          { delayMinutes: 10, subject: 'One', text: 'one' },
-          { delayMinutes: 60, subject: 'Two', text: 'two' },
-        ],
-      });
-      const e = await w.notify.drips.enroll({ contact: 'ann@example.com', sequence: seq.id });
-      w.clock.advance(minutes(10));
+      const { seq, e } = await enrollInTwoSteps(w, 'busy');
       // the other run claimed the enrollment long ago and touched the step's row only now
       await store.enrollments.claimDue(w.clock.now(), 10, newToken());
       w.clock.advance(minutes(31));
@@ -70,16 +76,7 @@ for (const engine of ENGINES) {
       const w = await dripWorld(engine);
       t.after(() => w.close());
       const store = w.notify.context.store;
-      await w.notify.contacts.upsert({ email: 'ann@example.com' });
-      const seq = await w.notify.drips.createSequence({
-        name: 'crashed',
-        steps: [
-          { delayMinutes: 10, subject: 'One', text: 'one' },
-          { delayMinutes: 60, subject: 'Two', text: 'two' },
-        ],
-      });
-      const e = await w.notify.drips.enroll({ contact: 'ann@example.com', sequence: seq.id });
-      w.clock.advance(minutes(10));
+      const { seq, e } = await enrollInTwoSteps(w, 'crashed');
       await store.enrollments.claimDue(w.clock.now(), 10, newToken());
       const [row] = await store.sends.claimSteps([{ token: newToken(), enrollment_id: e.id, step_id: seq.steps[0].id, step_index: 0, contact_id: e.contact_id, to_email: 'ann@example.com', subject: 'One', status: 'sending' }], w.clock.now());
       w.clock.advance(minutes(31));
