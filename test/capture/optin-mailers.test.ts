@@ -149,6 +149,19 @@ forEachEngine('double opt-in in testMode', (h) => {
   });
 });
 
+forEachEngine("double opt-in through the 'log' mailer", (h) => {
+  const { logger, lines } = recordingLogger();
+  const notify = useInstance(h, () => ({ ...OPTIN, mailer: 'log', logger }));
+
+  test('the confirmation goes to the log mailer (one line naming it), the post answers 200, the contact waits pending', async () => {
+    assert.equal((await capture(notify(), form({ email: 'logged@example.com' }), AJAX)).status, 200);
+    const logged = lines.filter((l) => l.msg === 'would send (not delivered)');
+    assert.equal(logged.length, 1);
+    assert.deepEqual([logged[0].mailer, logged[0].to, logged[0].subject], ['log', ['logged@example.com'], 'Please confirm your subscription']);
+    assert.equal(await statusOf(notify(), 'logged@example.com'), 'pending');
+  });
+});
+
 forEachEngine('double opt-in through an outbox: mailer', (h) => {
   const dir = mkdtempSync(join(tmpdir(), 'notify-optin-outbox-'));
   const notify = useInstance(h, () => ({ ...OPTIN, mailer: `outbox:${dir}` }));

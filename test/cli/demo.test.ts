@@ -49,6 +49,15 @@ describe('notify demo', () => {
       const click = await fetch(link!, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0' } });
       assert.equal(click.status, 302);
       assert.equal(click.headers.get('location'), `${base}/notify/admin`);
+      // where the redirect lands, at once (no waiting for the group commit): the click is counted
+      const landed = await fetch(click.headers.get('location')!, { headers: auth });
+      assert.equal(landed.status, 200);
+      const dashboard = await landed.text();
+      const row = dashboard.slice(dashboard.indexOf(`<td>${campaignId}</td>`));
+      const figures = [...row.slice(0, row.indexOf('</tr>')).matchAll(/<td class="n">(\d+)<\/td>/g)].map((m) => Number(m[1]));
+      assert.equal(figures[6], 1, `the dashboard row of campaign ${campaignId} shows Clicked 1: ${figures.join(' ')}`);
+      const campaignPage = await (await fetch(`${base}/notify/admin/campaigns/${campaignId}`, { headers: auth })).text();
+      assert.match(campaignPage, /id="stat-clicked">1</, 'the campaign page counts the click just made');
       const unsubscribeUrl = /<(http[^>]+)>/.exec(mail.headerLines.find((h) => h.key === 'list-unsubscribe')?.line ?? '')?.[1];
       assert.ok(unsubscribeUrl?.startsWith(`${base}/notify/u/`), `List-Unsubscribe: ${unsubscribeUrl}`);
       const oneClick = await fetch(unsubscribeUrl!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });

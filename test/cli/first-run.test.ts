@@ -33,12 +33,15 @@ describe('the CLI for a newcomer', () => {
     assert.match(r.stderr, /unknown command 'frobnicate' \('notify --help' lists them all\)/);
   });
 
-  test('stats where there is no database says where it looked, exits 1 and creates nothing', async () => {
+  test('stats (and every other read-only command) where there is no database says where it looked, exits 1 and creates nothing', async () => {
     const before = readdirSync(env.dir).sort();
-    const r = await env.run(['stats', '1']);
-    assert.equal(r.code, 1);
-    assert.match(r.stderr, new RegExp(`No database at ${join(env.dir, 'notify.db').replace(/[/.]/g, '\\$&')} \\(database: sqlite:\\./notify\\.db\\).*NOTIFY_DATABASE in \\.env.*\\[NOT_FOUND\\]`));
-    assert.deepEqual(readdirSync(env.dir).sort(), before, 'no notify.db (nor -wal/-shm) left behind');
+    for (const args of [['stats', '1'], ['stats', '1', '--json'], ['campaigns:list'], ['contacts:export']]) {
+      const r = await env.run(args);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.match(r.stderr, new RegExp(`No database at ${join(env.dir, 'notify.db').replace(/[/.]/g, '\\$&')} \\(database: sqlite:\\./notify\\.db\\).*NOTIFY_DATABASE in \\.env.*\\[NOT_FOUND\\]`), args.join(' '));
+      assert.equal(r.stdout, '', `${args.join(' ')}: nothing on standard output`);
+      assert.deepEqual(readdirSync(env.dir).sort(), before, `${args.join(' ')}: no notify.db (nor -wal/-shm) left behind`);
+    }
   });
 });
 
@@ -66,6 +69,15 @@ forEachEngine('the CLI with a database', ({ url }) => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /sent\s+1 {2}100\.0%/);
     assert.match(r.stdout, /^ {2}suppressed\s+0$/m, 'a bare 0, no explanation of nothing');
+
+    // an unsubscribed contact: the next campaign counts it suppressed, and now stats says what that means
+    writeFileSync(join(env.dir, 'gone.csv'), 'email\ngone@example.com\n');
+    assert.equal((await env.run(['contacts:import', 'gone.csv', '--status', 'unsubscribed'])).code, 0);
+    const next = (await env.run(['campaigns:create', '--subject', 'Third', '--markdown', 'Hello'])).stdout.trim();
+    assert.equal((await env.run(['notify:send-campaign', next, '--all'])).code, 0);
+    const withOne = await env.run(['stats', next]);
+    assert.equal(withOne.code, 0, withOne.stderr);
+    assert.match(withOne.stdout, /^ {2}suppressed\s+1 {2}not sent: the contact had unsubscribed, bounced or complained$/m);
   });
 });
 

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { linkRef, scopeSignature } from '../../src/core/link-refs.ts';
@@ -90,6 +93,77 @@ forEachEngine('clicks on links a later batch added', (h) => {
       'every redirected click is recorded with its link',
     );
     assert.equal((await worker.campaigns.getCampaignStats(c.id)).clicked, 2);
+  });
+});
+
+/**
+ * A drip step's scope is the step: its link list grows when a later run renders it differently. Here
+ * its layout file gains a footer link between two runs (each run a new instance, as a cron's
+ * `notify:process-drips` is), while one serving instance holds the list from before.
+ */
+forEachEngine('clicks on a link a changed drip layout added', (h) => {
+  const dir = mkdtempSync(join(tmpdir(), 'notify-drip-layout-'));
+  const layout = join(dir, 'views/brand/news.liquid');
+  let sink: SmtpSink;
+  let server: Notify;
+  before(async () => {
+    mkdirSync(join(dir, 'views/brand'), { recursive: true });
+    writeFileSync(layout, '<html><body>{{ content | raw }}</body></html>');
+    sink = await startSmtpSink();
+    server = await createNotify(testOptions(h.url));
+  });
+  after(async () => {
+    await server?.close();
+    await sink?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  /** one process-drips run by an instance of its own, reading the layout file as it is now */
+  const run = async () => {
+    const worker = await createNotify(testOptions(h.url, { mailer: sink.url, viewsPath: join(dir, 'views'), batchSize: 1 }));
+    try {
+      return await worker.drips.process();
+    } finally {
+      await worker.close();
+    }
+  };
+
+  test('the serving instance redirects the footer link the second run added to the step', async () => {
+    const setup = await createNotify(testOptions(h.url, { viewsPath: join(dir, 'views') }));
+    try {
+      await setup.contacts.upsert({ email: 'ann@example.com' });
+      await setup.contacts.upsert({ email: 'bob@example.com' });
+      await setup.drips.createSequence({
+        name: 'welcome',
+        steps: [{ delayMinutes: 0, subject: 'Welcome', html: '<p><a href="https://example.com/start">Start here</a></p>', layout: 'brand/news' }],
+      });
+      await setup.drips.enroll({ contact: 'ann@example.com', sequence: 'welcome' });
+      await setup.drips.enroll({ contact: 'bob@example.com', sequence: 'welcome' });
+    } finally {
+      await setup.close();
+    }
+    const click = (u: URL) => call(server, `${u.pathname}${u.search}`, { redirect: 'manual' });
+
+    assert.equal((await run()).sent, 1, 'run 1: one enrollment (batchSize 1)');
+    await sink.waitFor(1);
+    const [first] = sink.messages;
+    const firstTo = first.envelope.to[0];
+    const [start] = clickUrls(sink, firstTo);
+    assert.equal((await click(start)).headers.get('location'), 'https://example.com/start', 'the server now holds the step with one link');
+
+    writeFileSync(layout, '<html><body>{{ content | raw }}<footer><a href="https://example.com/help">Help</a></footer></body></html>');
+    assert.equal((await run()).sent, 1, 'run 2: the other enrollment, rendered with the new layout');
+    await sink.waitFor(2);
+    const second = clickUrls(sink, firstTo === 'ann@example.com' ? 'bob@example.com' : 'ann@example.com');
+    assert.equal(second.length, 2);
+    for (const [u, to] of [
+      [second[1], 'https://example.com/help'],
+      [second[0], 'https://example.com/start'],
+      [start, 'https://example.com/start'],
+    ] as const) {
+      const res = await click(u);
+      assert.equal(res.status, 302, to);
+      assert.equal(res.headers.get('location'), to);
+    }
   });
 });
 
