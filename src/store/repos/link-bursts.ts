@@ -65,9 +65,10 @@ export async function findBursts<E extends { at: number; link_index: number | nu
 }
 
 /**
- * Who asks for a send's recent clicks in memory instead of the database (`recent.knows`), and
- * what the window learns once a batch has committed (`recent.write`). One per store: it sees
- * every batch that store writes.
+ * A store's memory of the clicks it wrote itself in the last seconds (core/click-window.ts), so
+ * a flush can learn which links a send had clicked recently without a query (`knows`); the window
+ * learns each batch once it has committed (`write`). One per store: it sees every batch that
+ * store writes.
  *
  * The window holds only this process's clicks, so it answers only when no other writer can have
  * stored a click of the window: every tracking batch is stored with its id and time in the same
