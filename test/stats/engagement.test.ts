@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { manualClock } from '../../src/core/clock.ts';
 import { BURST_WINDOW_MS, classifyEngagement, findLinkBursts } from '../../src/core/engagement.ts';
-import { forEachEngine, useNotify } from '../helpers/engines.ts';
+import { type EngineHandle, forEachEngine, useNotify } from '../helpers/engines.ts';
 import { call, serve } from '../helpers/http.ts';
 import { clickPath, eventsOf, insertCampaign, insertSend, sendRow } from '../helpers/sends.ts';
 
@@ -24,8 +24,18 @@ test('findLinkBursts: three different links of one send within the window, every
   assert.deepEqual(classifyEngagement({ ...base, type: 'click', burst: true, method: 'HEAD' }), { isMachine: true, reason: 'head_request' }, 'the first reason wins');
 });
 
-forEachEngine('honest engagement, recorded', (h) => {
-  const clock = manualClock();
+// A clock in the past makes every flush read a send's recent clicks from the database (the window
+// in memory covers only what happened since it was made); a clock at the present has the window
+// answer. The labels must be the same either way.
+for (const [when, start] of [
+  ['database', undefined],
+  ['window in memory', Date.now() + 60_000],
+] as const) {
+  forEachEngine(`honest engagement, recorded (recent clicks from the ${when})`, (h) => engagementSuite(h, start));
+}
+
+function engagementSuite(h: EngineHandle, start: number | undefined): void {
+  const clock = manualClock(start);
   const notify = useNotify(h, { clock });
 
   async function setup() {
@@ -127,5 +137,36 @@ forEachEngine('honest engagement, recorded', (h) => {
     );
     const stored = JSON.stringify(events);
     assert.doesNotMatch(stored, /127\.0\.0\.1|Safari|Macintosh/);
+  });
+}
+
+forEachEngine('a link burst whose clicks two instances recorded (two server processes on one database)', (h) => {
+  const clock = manualClock(Date.now() + 60_000);
+  const a = useNotify(h, { clock });
+  const b = useNotify(h, { clock });
+
+  test("each instance's window holds only its own clicks: the other's batches send it to the database", async () => {
+    const campaignId = await insertCampaign(a().context.store);
+    await a().context.store.links.ensureScope(`c${campaignId}`, URLS, clock.now());
+    const send = await insertSend(a(), { campaignId });
+    const click = async (n: typeof a, i: number) => {
+      const res = await call(n(), clickPath(n(), send.token, `c${campaignId}`, i), { headers: BROWSER, redirect: 'manual' });
+      assert.equal(res.status, 302);
+      await n().flush();
+      clock.advance(300);
+    };
+    await click(a, 0);
+    await click(b, 1);
+    await click(a, 2);
+    assert.deepEqual(
+      (await eventsOf(a().context.store, send.id, 'click')).map((e) => [e.link_index, e.machine_reason]),
+      [
+        [0, 'link_burst'],
+        [1, 'link_burst'],
+        [2, 'link_burst'],
+      ],
+    );
+    const c = await a().context.store.counters.get(campaignId);
+    assert.deepEqual([c.clicked, c.human_clicked], [1, 0]);
   });
 });

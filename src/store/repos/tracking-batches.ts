@@ -6,7 +6,7 @@ import type { OutboundEvent } from '../../core/storage/outbound.ts';
 import { engagementData, type Outbox, TRACKED_TYPES } from '../outbox.ts';
 import type { Database } from '../schema.ts';
 import { createCountersRepo } from './counters.ts';
-import { findBursts, relabelBursts } from './link-bursts.ts';
+import { type BatchNotes, createRecentClicks, findBursts, relabelBursts, type RecentClicks } from './link-bursts.ts';
 
 type SendRow = SendRef & { token: string } & Record<FirstColumn, number | null>;
 type FirstColumn = 'opened_at' | 'human_opened_at' | 'clicked_at' | 'human_clicked_at';
@@ -20,16 +20,23 @@ const FIRSTS: { column: FirstColumn; type: 'open' | 'click'; human: boolean; cou
 const CHUNK = 1000;
 
 export function createTrackingRepo(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): TrackingRepo {
+  // this store's recent clicks, so link-burst detection need not read them back (link-bursts.ts)
+  const recent = createRecentClicks();
   return {
     async applyBatch(events, label, batchId) {
       try {
-        const { result, announced } = await dialect.writeTransaction(db, async (trx) => {
-          const applied = await applyInTransaction(trx, dialect, outbox, events, label);
-          // Last, so the retry of a batch whose first attempt is still committing waits on this
-          // key (PostgreSQL) and then fails here, rolling back everything it wrote.
-          if (batchId !== undefined) await trx.insertInto('notify_tracking_batches').values({ id: batchId, events: applied.result.inserted, created_at: Date.now() }).execute();
-          return applied;
-        });
+        const { result, announced } = await recent.write((notes) =>
+          dialect.writeTransaction(db, async (trx) => {
+            const applied = await applyInTransaction(trx, dialect, outbox, events, label, recent, notes);
+            // Last, so the retry of a batch whose first attempt is still committing waits on this
+            // key (PostgreSQL) and then fails here, rolling back everything it wrote.
+            if (batchId !== undefined) {
+              await trx.insertInto('notify_tracking_batches').values({ id: batchId, events: applied.result.inserted, created_at: notes.at }).execute();
+              notes.row();
+            }
+            return applied;
+          }),
+        );
         outbox.publish(announced);
         return result;
       } catch (err) {
@@ -55,12 +62,19 @@ export function createTrackingRepo(db: Kysely<Database>, dialect: StoreDialect, 
   };
 }
 
-async function applyInTransaction(trx: Kysely<Database>, dialect: StoreDialect, outbox: Outbox, events: TrackedEvent[], label: EventLabeler): Promise<{ result: TrackingBatchResult; announced: OutboundEvent[] }> {
+async function applyInTransaction(
+  trx: Kysely<Database>,
+  dialect: StoreDialect,
+  outbox: Outbox,
+  events: TrackedEvent[],
+  label: EventLabeler,
+  recent: RecentClicks,
+  notes: BatchNotes,
+): Promise<{ result: TrackingBatchResult; announced: OutboundEvent[] }> {
   const sends = await lockSends(trx, dialect, [...new Set(events.map((e) => e.token))]);
-  const bursts = await findBursts(
-    trx,
-    events.flatMap((e) => (e.type === 'click' && sends.has(e.token) ? [{ event: e, sendId: sends.get(e.token)!.id }] : [])),
-  );
+  const clicks = events.flatMap((e) => (e.type === 'click' && sends.has(e.token) ? [{ event: e, sendId: sends.get(e.token)!.id }] : []));
+  const bursts = await findBursts(trx, clicks, recent);
+  for (const c of clicks) notes.click(c.sendId, c.event.link_index, c.event.at);
   const rows: EventRowJson[] = [];
   const announced: OutboundEvent[] = [];
   // built for in-process listeners only: webhooksOut endpoints get the stored rows (writeOutbound)
