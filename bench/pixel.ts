@@ -5,6 +5,7 @@ import { startGuard } from './lib/guard.ts';
 import { load } from './lib/load.ts';
 import { ROUNDS, sized } from './lib/options.ts';
 import { count, fmt, info, report, skip } from './lib/report.ts';
+import { measureCpu } from './lib/cpu.ts';
 import { countEvents, countOutbound, type SeededSends, seedSends } from './lib/seed.ts';
 import { median } from './lib/timing.ts';
 
@@ -68,9 +69,23 @@ async function engine(kind: Engine): Promise<void> {
     for (const [, s, paths] of subjects) await rps(s, paths, 1); // warm-up (JIT, pools, caches)
     const guard = await startGuard();
     const rounds: Figures[] = [];
+    const cpu: Partial<Record<keyof Figures, { server: number[]; database: number[] }>> = {};
+    const serverUrl: Partial<Record<keyof Figures, string>> = { open: dbs[1].url, click: dbs[1].url, hooked: dbs[2].url };
     for (let r = 0; r < ROUNDS; r++) {
       const figures = {} as Figures;
-      for (const [key, s, paths] of subjects) figures[key] = await rps(s, paths);
+      for (const [key, s, paths] of subjects) {
+        const url = serverUrl[key];
+        if (!url || !s.proc.pid) {
+          figures[key] = await rps(s, paths);
+          continue;
+        }
+        // CPU per answered request of notify's process and of its PostgreSQL backends
+        const m = await measureCpu(s.proc.pid, kind === 'postgres' ? url : undefined, () => load({ origin: origin(s), paths, seconds: ROUND_SECONDS }));
+        figures[key] = m.result.rps;
+        const c = (cpu[key] ??= { server: [], database: [] });
+        c.server.push(m.serverUs / m.result.total);
+        if (m.databaseUs !== undefined) c.database.push(m.databaseUs / m.result.total);
+      }
       rounds.push(figures);
     }
     const checked = guard.finish();
@@ -83,6 +98,13 @@ async function engine(kind: Engine): Promise<void> {
     const ratio = (a: keyof Figures, b: keyof Figures) => median(rounds.map((x) => x[a] / x[b]));
     const all = (n: number, of: number, what: string) => `${n === of ? 'all' : 'ONLY'} ${count(n)} of ${count(of)} ${what} recorded`;
     info(`medians of ${ROUNDS} rounds [${kind}]`, `bare ${fmt(med('bare'))}, naive ${fmt(med('naive'))}, open ${fmt(med('open'))}, click ${fmt(med('click'))}, open with webhooksOut ${fmt(med('hooked'))} req/s`);
+    const perRequest = (k: keyof Figures, what: string) => {
+      const c = cpu[k];
+      if (!c || c.server.length === 0) return [];
+      return [`${what} ${fmt(median(c.server))} µs${c.database.length > 0 ? ` + PostgreSQL ${fmt(median(c.database))} µs` : ''}`];
+    };
+    const cpuLine = [...perRequest('open', 'open'), ...perRequest('click', 'click'), ...perRequest('hooked', 'open with webhooksOut')];
+    if (cpuLine.length > 0) info(`CPU per answered request, medians [${kind}]`, `${cpuLine.join('; ')} (notify's process${kind === 'postgres' ? ' + its database backends' : ''}; load distorts CPU time far less than req/s)`);
     const line = (name: string, a: keyof Figures, b: keyof Figures, baselineName: string, limit: number, note?: string) =>
       report({ name: `${name} [${kind}]`, value: med(a), unit: 'req/s', baselineName, baseline: med(b), ratio: ratio(a, b), target: { on: 'ratio', op: '>=', limit }, note }, checked);
     line('pixel open with recording', 'open', 'bare', 'bare node:http GIF', 0.6, all(recorded.open, answered['200'] ?? 0, 'answered opens'));

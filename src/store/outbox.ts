@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { EventSink, OutboundEvent, OutboundEventType } from '../core/storage/outbound.ts';
 import { columnList, type StoreDialect } from './dialect.ts';
 import type { Database } from './schema.ts';
@@ -21,6 +21,13 @@ export interface Outbox {
   trackingStart(trx: Kysely<Database>): Promise<number | undefined>;
   /** after the batch's events: one row per endpoint naming them (trackingRange), expanded by the worker */
   writeTracking(trx: Kysely<Database>, start: number, now: number): Promise<void>;
+  /** whether an endpoint takes opens or clicks (trackingStart is undefined when not) */
+  readonly tracking: boolean;
+  /**
+   * PostgreSQL: runs `insert` (an INSERT into notify_events ... RETURNING id of a batch's events)
+   * and writes the rows writeTracking would, in one statement: the range is the inserted ids'.
+   */
+  insertTracked(trx: Kysely<Database>, insert: RawBuilder<unknown>, now: number): Promise<void>;
   /** the rows of these events, inside the caller's transaction */
   write(trx: Kysely<Database>, events: OutboundEvent[], now: number): Promise<void>;
   /** after the caller's commit */
@@ -36,22 +43,42 @@ const COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text', b
 export const newEventId = () => `evt_${randomBytes(16).toString('base64url')}`;
 
 export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDialect, 'jsonRows'>): Outbox {
-  if (!sink) return { wants: () => false, listens: () => false, trackingStart: async () => undefined, writeTracking: async () => {}, write: async () => {}, publish: () => {} };
+  if (!sink) {
+    const none = async () => {};
+    return { wants: () => false, listens: () => false, tracking: false, trackingStart: async () => undefined, writeTracking: none, insertTracked: (trx, insert) => insert.execute(trx).then(none), write: none, publish: () => {} };
+  }
   const tracking = trackingEndpoints(sink);
+  const batchEndpoints = () => {
+    const id = `bat_${randomBytes(12).toString('base64url')}`;
+    return dialect.jsonRows(JSON.stringify(tracking.map(({ endpoint, types }) => ({ event_id: id, endpoint, type: types.join(',') }))), ENDPOINT_COLUMNS);
+  };
   return {
     wants: (type) => sink.wants(type),
     listens: (type) => sink.listens(type),
+    tracking: tracking.length > 0,
     trackingStart: async (trx) => (tracking.length === 0 ? undefined : lastEventId(trx)),
     async writeTracking(trx, start, now) {
       // One statement: the end of the range is read where the rows are written (a round trip less
       // inside the batch's transaction, which holds its sends' row locks meanwhile).
-      const id = `bat_${randomBytes(12).toString('base64url')}`;
-      const endpoints = JSON.stringify(tracking.map(({ endpoint, types }) => ({ event_id: id, endpoint, type: types.join(',') })));
       const at = sql`cast(${now} as bigint)`;
       await sql`insert into notify_outbound_events (event_id, endpoint, type, body, status, attempts, next_attempt_at, created_at, updated_at)
         select x.event_id, x.endpoint, x.type, ${`{"after":${start},"upTo":`} || cast(m.id as text) || '}', ${TRACKING_BATCH}, 0, ${at}, ${at}, ${at}
-        from (${dialect.jsonRows(endpoints, ENDPOINT_COLUMNS)}) as x, (select max(id) as id from notify_events) as m
+        from (${batchEndpoints()}) as x, (select max(id) as id from notify_events) as m
         where m.id > ${start}`.execute(trx);
+    },
+    async insertTracked(trx, insert, now) {
+      if (tracking.length === 0) {
+        await insert.execute(trx);
+        return;
+      }
+      // Neither the largest id before the insert nor after it is read: the range is the batch's
+      // own ids, (smallest - 1, largest], which a data-modifying WITH hands to the outbox insert.
+      const at = sql`cast(${now} as bigint)`;
+      await sql`with e as (${insert})
+        insert into notify_outbound_events (event_id, endpoint, type, body, status, attempts, next_attempt_at, created_at, updated_at)
+        select x.event_id, x.endpoint, x.type, '{"after":' || cast(m.lo - 1 as text) || ',"upTo":' || cast(m.hi as text) || '}', ${TRACKING_BATCH}, 0, ${at}, ${at}, ${at}
+        from (${batchEndpoints()}) as x, (select min(id) as lo, max(id) as hi from e) as m
+        where m.hi is not null`.execute(trx);
     },
     async write(trx, events, now) {
       const rows = events.flatMap((event) => {

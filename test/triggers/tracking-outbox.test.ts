@@ -104,6 +104,28 @@ for (const engine of ENGINES) {
     assert.ok(receiver.received.every((e) => e.type === 'notify:email.opened'), 'the clicks in the range are not taken by an opens-only endpoint');
   });
 
+  test(`[${engine}] batches written at the same time each name their own events; a batch of unknown tokens writes no outbox row`, async (t) => {
+    const receiver = await startReceiver();
+    t.after(() => receiver.close());
+    const w = await dripWorld(engine, { webhooksOut: [{ url: receiver.url, secret: 's', events: ['notify:email.opened'] }] });
+    worlds.push(w);
+    await engagement(w, 3, 1);
+    const { store } = w.notify.context;
+    const before = (await outbox(w)).length;
+    const tokens = w.mailer.messages.filter((m) => m.subject === 'Launch').map((m) => m.sendToken);
+    const open = (token: string) => ({ type: 'open' as const, token, at: w.clock.now(), link_index: null, metadata: {}, method: 'GET', userAgent: BROWSER });
+    const label = () => ({ isMachine: false, reason: null });
+    assert.equal((await store.tracking.applyBatch([open('no-such-token')], label)).unknown, 1);
+    assert.equal((await outbox(w)).length, before, 'nothing stored, nothing to announce');
+    // concurrent writers (two processes' flushes): on PostgreSQL their ids interleave
+    const batches = Array.from({ length: 4 }, (_, b) => Array.from({ length: 50 }, (_, i) => open(tokens[(b + i) % tokens.length])));
+    await Promise.all(batches.map((events) => store.tracking.applyBatch(events, label)));
+    const opens = await store.db.selectFrom('notify_events').select('id').where('type', '=', 'open').execute();
+    assert.equal(opens.length, 3 + 200);
+    await w.notify.events.deliver();
+    assert.deepEqual(receiver.received.map((e) => e.id).sort(), opens.map((e) => `evt_e${e.id}`).sort(), 'every open once');
+  });
+
   test(`[${engine}] retention: delivered and dead rows go webhooksOutRetentionDays after they were settled, pending ones stay; 0 keeps all`, async (t) => {
     let answer = 204;
     const receiver = await startReceiver((_req, res) => void res.writeHead(answer).end());

@@ -168,6 +168,8 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect,
         if (Number(res.numDeletedRows) !== 1) return false;
         // a test send stored the draft's links under its scope
         await trx.deleteFrom('notify_links').where('scope', '=', `c${id}`).execute();
+        // no foreign key does it on PostgreSQL (migration 016)
+        await trx.deleteFrom('notify_events').where('campaign_id', '=', id).execute();
         return true;
       });
     },
