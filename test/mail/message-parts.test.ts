@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { simpleParser } from 'mailparser';
+import type { OutgoingMessage } from '../../src/mail/contract.ts';
+import { createNotify, type Notify } from '../../src/notify.ts';
+import { dkimKey, verifyDkim } from '../helpers/dkim.ts';
+import { testOptions } from '../helpers/engines.ts';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
+
+/**
+ * A recipient's message is a list of buffers: the literal runs of the compiled message, shared by
+ * every recipient, and that recipient's header block and values. Whatever the content (Liquid
+ * branches, long lines, a line starting with "."), the parts in order must be exactly the message
+ * the recipient's own values make, and no recipient may change what another one's parts hold.
+ */
+const link = (i: number) => `<a href="https://shop.example/item/${i}?a=1&amp;b=2&amp;q=${'z'.repeat(i * 9)}">Item ${i}</a>`;
+const SPECS: Record<string, { subject: string; html?: string; text?: string; markdown?: string }> = {
+  links: { subject: 'This week', html: `<p>Hi</p>${Array.from({ length: 12 }, (_, i) => link(i)).join('\n')}<p><a href="{notify_unsubscribe_url}">u</a> <a href="{notify_preferences_url}">p</a></p>` },
+  liquid: {
+    subject: 'For {{ contact.name }}',
+    html: `{% if contact.name == "Ann" %}<p>Ann's branch ${link(1)}</p>{% else %}<p>Other branch ${link(2)} {{ contact.name }}</p>{% endif %}<p>Hello {{ contact.name }} from {{ contact.attributes.city }}</p>\n.leading dot\n<p>${'long line '.repeat(60)}</p>`,
+  },
+  text: { subject: 'Dots', text: `.first line starts with a dot\n{{ contact.name }}\n.\n..two\n${'x'.repeat(200)}\n.after a long line\n{notify_unsubscribe_url}` },
+  markdown: { subject: 'Über {{ contact.name }}', markdown: `# Hi {{ contact.name }}\n\n.dot paragraph\n\n[link](https://example.com/${'é'.repeat(40)}) [two](https://example.com/two)\n\n${'ünïcödé '.repeat(30)}` },
+};
+const NAMES = ['Ann', 'Bob', 'Christopher', 'Zoë', '.dot', 'O\'Brien "Q"', '日本語の名前', 'x'.repeat(90)];
+const contacts = NAMES.map((name, i) => ({ id: i + 1, email: `r${i}@example.com`, name, status: 'subscribed', unsubscribe_token: `U${String(i).padStart(21, '0')}`, attributes: { city: i % 2 ? 'Saint-Étienne' : 'Köln' } }));
+const token = (scope: number, i: number) => `T${scope}${String(i).padStart(20, '0')}`;
+
+describe('a message as a list of buffers', () => {
+  let notify: Notify;
+  before(async () => {
+    notify = await createNotify(testOptions('sqlite::memory:', { baseUrl: 'https://news.example.com' }));
+  });
+  after(() => notify.close());
+
+  for (const [name, spec] of Object.entries(SPECS)) {
+    test(`${name}: the parts are the recipient's whole message, and stay so after later recipients`, async () => {
+      const message = await notify.context.dispatcher.prepare(`c${name.length}`, spec);
+      const seen: { out: OutgoingMessage; bytes: Buffer }[] = [];
+      for (let round = 0; round < 2; round++) {
+        for (const [i, c] of contacts.entries()) {
+          const out = await notify.context.dispatcher.render(message, { send: { id: 100 * round + i + 1, token: token(round, i) }, contact: c });
+          const parts = out.rawParts!;
+          assert.ok(parts.length > 2, 'header block and body pieces');
+          const bytes = Buffer.concat(parts);
+          assert.deepEqual(out.raw, bytes, 'raw is the parts joined');
+          const parsed = await simpleParser(bytes);
+          assert.equal(parsed.subject, spec.subject.replace('{{ contact.name }}', c.name));
+          if (out.html !== undefined) assert.equal(parsed.html, out.html, `html of ${c.name}`);
+          assert.equal(parsed.text?.replace(/\r?\n$/, ''), out.text?.replace(/\r?\n$/, ''), `text of ${c.name}`);
+          const body = bytes.toString('latin1').split('\r\n\r\n').slice(1).join('\r\n\r\n');
+          for (const line of body.split('\r\n')) assert.ok(line.length <= 76, `quoted-printable line of ${line.length}`);
+          assert.doesNotMatch(bytes.toString('latin1'), /[^\r]\n|\r[^\n]/, 'CRLF line ends only');
+          seen.push({ out, bytes });
+        }
+      }
+      // the shared pieces were never written to: every earlier message still reads as it did
+      for (const { out, bytes } of seen) assert.deepEqual(Buffer.concat(out.rawParts!), bytes);
+    });
+  }
+});
+
+describe('the parts over SMTP, signed', () => {
+  let sink: SmtpSink;
+  let notify: Notify;
+  const key = dkimKey();
+  before(async () => {
+    sink = await startSmtpSink();
+    notify = await createNotify(testOptions('sqlite::memory:', { baseUrl: 'https://news.example.com', mailer: sink.url, fromEmail: 'news@news.example', dkim: { domainName: 'news.example', keySelector: 's1', privateKey: key.privateKey } }));
+  });
+  after(async () => {
+    await notify.close();
+    await sink.close();
+  });
+
+  test('lines starting with "." (literal text and values) arrive intact; mailauth verifies every signature', async () => {
+    const expected: string[] = [];
+    let n = 0;
+    for (const [name, spec] of Object.entries(SPECS)) {
+      const message = await notify.context.dispatcher.prepare(`s${name.length}`, spec);
+      for (const [i, c] of contacts.entries()) {
+        const out = await notify.context.dispatcher.render(message, { send: { id: 1000 + n, token: token(9, n) }, contact: c });
+        expected.push(String(out.text).replace(/\r?\n$/, ''));
+        const outcome = await notify.context.dispatcher.deliver(message, { send: { id: 1000 + n, token: token(9, n) }, contact: c });
+        assert.equal(outcome.status, 'sent', `${name} to ${contacts[i].name}`);
+        n++;
+      }
+    }
+    await sink.waitFor(n);
+    for (const [i, m] of sink.messages.entries()) {
+      assert.equal(m.parsed.text?.replace(/\r?\n$/, ''), expected[i]);
+      const [check] = await verifyDkim(m.raw, { 's1._domainkey.news.example': key.record });
+      assert.equal(check.result, 'pass', check.comment);
+    }
+    assert.ok(sink.messages.some((m) => /^\.dot$/m.test(String(m.parsed.text))), 'a value at the start of a line that starts with "."');
+    assert.ok(sink.messages.some((m) => /^\.first line/m.test(String(m.parsed.text))));
+  });
+});
