@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { simpleParser } from 'mailparser';
 import type { OutgoingMessage } from '../../src/mail/contract.ts';
+import { createOutboxMailer } from '../../src/mail/outbox.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { dkimKey, verifyDkim } from '../helpers/dkim.ts';
 import { testOptions } from '../helpers/engines.ts';
@@ -59,6 +63,22 @@ describe('a message as a list of buffers', () => {
       for (const { out, bytes } of seen) assert.deepEqual(Buffer.concat(out.rawParts!), bytes);
     });
   }
+
+  test('the outbox writes the parts as they are: more buffers than one writev call takes (IOV_MAX 1024)', async () => {
+    const html = Array.from({ length: 700 }, (_, i) => link(i % 40)).join('\n');
+    const message = await notify.context.dispatcher.prepare('c700', { subject: 'Many links', html });
+    const out = await notify.context.dispatcher.render(message, { send: { id: 7, token: token(7, 7) }, contact: contacts[4] });
+    assert.ok(out.rawParts!.length > 1100, `${out.rawParts!.length} parts`);
+    const dir = mkdtempSync(join(tmpdir(), 'notify-parts-'));
+    try {
+      out.envelopeFrom = 'bounces+x@news.example.com';
+      await createOutboxMailer(dir).send(out);
+      const [file] = readdirSync(dir);
+      assert.deepEqual(readFileSync(join(dir, file)), Buffer.concat([Buffer.from('Return-Path: <bounces+x@news.example.com>\r\n'), out.raw!]));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('the parts over SMTP, signed', () => {
