@@ -64,6 +64,18 @@ describe('a message as a list of buffers', () => {
     });
   }
 
+  test('empty values (no contact: no unsubscribe URL; a Liquid value that prints nothing) leave no empty part', async () => {
+    const message = await notify.context.dispatcher.prepare('c31', { subject: 'Group', html: `<p>[{{ contact.attributes.none }}]</p><p><a href="{notify_unsubscribe_url}">u</a></p>${link(3)}` });
+    for (let i = 0; i < 3; i++) {
+      const out = await notify.context.dispatcher.render(message, { send: { id: 300 + i, token: token(3, i) }, to: ['a@example.com', 'b@example.com'] });
+      assert.ok(out.rawParts!.every((p) => p.length > 0));
+      const parsed = await simpleParser(Buffer.concat(out.rawParts!));
+      assert.equal(parsed.html, out.html);
+      assert.match(String(parsed.html), /<p>\[\]<\/p><p><a href="" [^>]*>u<\/a>/);
+      assert.deepEqual(out.raw, Buffer.concat(out.rawParts!));
+    }
+  });
+
   test('the outbox writes the parts as they are: more buffers than one writev call takes (IOV_MAX 1024)', async () => {
     const html = Array.from({ length: 700 }, (_, i) => link(i % 40)).join('\n');
     const message = await notify.context.dispatcher.prepare('c700', { subject: 'Many links', html });
