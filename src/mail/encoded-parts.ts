@@ -62,6 +62,9 @@ export interface BodyFraming {
  */
 interface Plan {
   pieces: (Buffer | number)[];
+  /** bytes of the literal pieces, and how often each value appears: a recipient's length without a walk */
+  literalBytes: number;
+  uses: number[];
   /** the whole body with the first joined recipient's values, for joining recipients whose values have their lengths */
   template?: BodyTemplate;
 }
@@ -74,20 +77,41 @@ interface BodyTemplate {
   lengths: number[];
 }
 
-/** A message as the buffers to write in order, their total length, and what joining them needs. */
-export interface MessageParts {
-  parts: Buffer[];
-  length: number;
-  head: Buffer;
-  values: Buffer[];
-  plan: Plan;
+/**
+ * A recipient's message: their header block and values over the variant's plan. The list of
+ * buffers is made when a mailer asks for it; joining into one buffer (what SMTP reads) does not
+ * need it.
+ */
+export class MessageParts {
+  #parts: Buffer[] | undefined;
+  constructor(
+    readonly head: Buffer,
+    readonly values: Buffer[],
+    readonly plan: Plan,
+    /** total bytes */
+    readonly length: number,
+  ) {}
+
+  /** the buffers to write in order; empty values are left out */
+  get parts(): Buffer[] {
+    if (this.#parts) return this.#parts;
+    const { pieces } = this.plan;
+    const parts: Buffer[] = [this.head];
+    for (let i = 0; i < pieces.length; i++) {
+      const p = pieces[i];
+      const b = typeof p === 'number' ? this.values[p] : p;
+      if (b.length > 0) parts.push(b);
+    }
+    this.#parts = parts;
+    return parts;
+  }
 }
 
 /**
- * Header block + body as a list of buffers. The literal runs are the variant's plan, shared by
- * every recipient (never written to); a recipient adds the header block and one small buffer per
- * value, used wherever that value appears (a token is in every link), so a recipient costs their
- * values and one array of references, not a copy of the ~30 KB body.
+ * Header block + body over a plan of literal buffers shared by every recipient (never written to):
+ * a recipient adds the header block and one small buffer per value, used wherever that value
+ * appears (a token is in every link), so a recipient costs their values, not a copy of the ~30 KB
+ * body.
  */
 export function bodyAssembler(f: BodyFraming): (head: string, variant: Variant, text: string[], html: string[] | null) => MessageParts {
   const plans = new WeakMap<Variant, Plan>();
@@ -95,7 +119,7 @@ export function bodyAssembler(f: BodyFraming): (head: string, variant: Variant, 
     const withHtml = variant.html !== null && html !== null && f.beforeHtml !== null;
     let plan = plans.get(variant);
     if (plan === undefined) {
-      plan = { pieces: piecesOf(f, variant, text.length, withHtml) };
+      plan = planOf(piecesOf(f, variant, text.length, withHtml), withHtml ? 2 * text.length : text.length);
       plans.set(variant, plan);
     }
     const n = text.length;
@@ -104,21 +128,20 @@ export function bodyAssembler(f: BodyFraming): (head: string, variant: Variant, 
     // the html part shares the token, signature and unsubscribe URL (and every value without slots)
     if (withHtml) for (let i = 0; i < n; i++) values[n + i] = html === text || html![i] === text[i] ? values[i] : latin1(html![i]);
     const head = Buffer.from(headText, 'utf8');
-    const { pieces } = plan;
-    const parts: Buffer[] = new Array(pieces.length + 1);
-    parts[0] = head;
-    let length = head.length;
-    let k = 1;
-    for (let i = 0; i < pieces.length; i++) {
-      const p = pieces[i];
-      const b = typeof p === 'number' ? values[p] : p;
-      if (b.length === 0) continue;
-      parts[k++] = b;
-      length += b.length;
-    }
-    parts.length = k;
-    return { parts, length, head, values, plan };
+    let length = head.length + plan.literalBytes;
+    for (let i = 0; i < values.length; i++) length += plan.uses[i] * values[i].length;
+    return new MessageParts(head, values, plan, length);
   };
+}
+
+function planOf(pieces: Plan['pieces'], values: number): Plan {
+  const uses: number[] = new Array(values).fill(0);
+  let literalBytes = 0;
+  for (const p of pieces) {
+    if (typeof p === 'number') uses[p]++;
+    else literalBytes += p.length;
+  }
+  return { pieces, literalBytes, uses };
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -160,10 +183,11 @@ export function joinParts(m: MessageParts): Buffer {
   head.copy(out, 0);
   const t = plan.template;
   if (t === undefined || !sameLengths(t.lengths, values)) {
-    let at = 0;
-    for (const p of m.parts) {
-      out.set(p, at);
-      at += p.length;
+    let at = head.length;
+    for (const p of plan.pieces) {
+      const b = typeof p === 'number' ? values[p] : p;
+      out.set(b, at);
+      at += b.length;
     }
     plan.template ??= templateOf(plan.pieces, values, out.subarray(head.length));
     return out;
