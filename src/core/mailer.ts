@@ -20,6 +20,11 @@ export interface OutgoingMessage {
   sendToken: string;
   /** complete RFC 5322 message when the dispatcher pre-built it; a mailer may send it as-is */
   raw?: Buffer;
+  /**
+   * the same bytes as `raw`, as buffers to write in order (the dispatcher's messages have it; the
+   * buffers are shared between recipients: never write to them). Reading `raw` joins them.
+   */
+  readonly rawParts?: readonly Buffer[];
   /** the Message-ID header value inside `raw` (angle brackets included) */
   messageId?: string;
   /**

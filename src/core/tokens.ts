@@ -1,4 +1,4 @@
-import { createHash, createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** 128-bit random token, base64url (22 characters). Used for send and unsubscribe tokens. */
 export function newToken(): string {
@@ -55,7 +55,25 @@ function signerFor(secret: string): Signer {
 /** The first `bytes` bytes of HMAC-SHA256(secret, data), base64url. */
 export function hmac(secret: string, data: string, bytes = 32): string {
   const s = signerFor(secret);
-  const length = Buffer.byteLength(data, 'utf8');
+  const inner = innerFor(s, Buffer.byteLength(data, 'utf8'));
+  inner.write(data, BLOCK, 'utf8');
+  hash('sha256', inner, 'buffer').copy(s.outer, BLOCK);
+  // whole 3-byte groups are whole base64 characters: the digest's text cut at 4 characters per group
+  if (bytes % 3 === 0 && bytes <= 30) return hash('sha256', s.outer, 'base64url').slice(0, (bytes / 3) * 4);
+  return hash('sha256', s.outer, 'buffer').subarray(0, bytes).toString('base64url');
+}
+
+/** HMAC-SHA256(secret, data), all 32 bytes, through hmac's padded keys (createHmac's bytes, without its stream object). */
+export function hmacDigest(secret: string, data: Buffer): Buffer {
+  const s = signerFor(secret);
+  const inner = innerFor(s, data.length);
+  data.copy(inner, BLOCK);
+  hash('sha256', inner, 'buffer').copy(s.outer, BLOCK);
+  return hash('sha256', s.outer, 'buffer');
+}
+
+/** key XOR ipad with room for a message of `length` bytes after it */
+function innerFor(s: Signer, length: number): Buffer {
   let inner = s.inner.get(length);
   if (!inner) {
     if (s.inner.size >= 64) s.inner.clear();
@@ -63,11 +81,7 @@ export function hmac(secret: string, data: string, bytes = 32): string {
     s.ipad.copy(inner);
     s.inner.set(length, inner);
   }
-  inner.write(data, BLOCK, 'utf8');
-  hash('sha256', inner, 'buffer').copy(s.outer, BLOCK);
-  // whole 3-byte groups are whole base64 characters: the digest's text cut at 4 characters per group
-  if (bytes % 3 === 0 && bytes <= 30) return hash('sha256', s.outer, 'base64url').slice(0, (bytes / 3) * 4);
-  return hash('sha256', s.outer, 'buffer').subarray(0, bytes).toString('base64url');
+  return inner;
 }
 
 export function safeEqual(a: string, b: string): boolean {
@@ -88,8 +102,14 @@ const UNSUBSCRIBE_MAC_BYTES = 16;
 export const SEND_UNSUBSCRIBE_TOKEN_LENGTH = 28;
 const SEND_UNSUBSCRIBE_PATTERN = /^[A-Za-z0-9_-]{28}$/;
 
+const UNSUBSCRIBE_PREFIX = Buffer.from('unsubscribe:', 'latin1');
+
+// every campaign recipient's List-Unsubscribe carries one: a one-shot signer, not a createHmac stream
 function unsubscribeMac(secret: string, id: Buffer): Buffer {
-  return createHmac('sha256', secret).update('unsubscribe:').update(id).digest().subarray(0, UNSUBSCRIBE_MAC_BYTES);
+  const data = Buffer.allocUnsafe(UNSUBSCRIBE_PREFIX.length + id.length);
+  UNSUBSCRIBE_PREFIX.copy(data);
+  id.copy(data, UNSUBSCRIBE_PREFIX.length);
+  return hmacDigest(secret, data).subarray(0, UNSUBSCRIBE_MAC_BYTES);
 }
 
 /** undefined for an id that does not fit 5 bytes (over a trillion sends): such a send keeps the long link */

@@ -47,15 +47,6 @@ function preEncoded(parts: Parts): (string | number)[] {
   return pre;
 }
 
-/** The body of one variant under one framing, with a hole wherever a recipient's value goes. */
-interface BodyTemplate {
-  bytes: Buffer;
-  /** byte offset in `bytes`, which part's values (0 text, 1 html), index in those values */
-  holes: { at: number; part: 0 | 1; value: number }[];
-  /** the value lengths the holes were made for, per part */
-  lengths: [number[], number[] | null];
-}
-
 export interface BodyFraming {
   beforeText: string;
   beforeHtml: string | null;
@@ -63,72 +54,167 @@ export interface BodyFraming {
 }
 
 /**
- * Encoded header block + body in one buffer. Most recipients of a compiled message have values of
- * the lengths the second one had (a token, a signature and an unsubscribe URL are fixed-length;
- * Liquid output may not be): the body is then one copy of a template made from that recipient,
- * with each value written into its hole: one copy of 30 KB instead of one per piece (~250 for a
- * message with 30 links). Otherwise the parts are joined as text (encodedPart) and written once.
+ * One variant's body under one framing, for any number of recipients: the literal text between two
+ * values (framing included) quoted-printable encoded into one Buffer, once; a number where a
+ * recipient's value goes (text values at their valueIndex, html values after them). Every encoded
+ * piece ends with a soft line break or is a whole line, so a value always starts where the bytes
+ * of one string joining everything would have put it: the pieces in order are that string's bytes.
  */
-export function bodyAssembler(f: BodyFraming): (head: string, variant: Variant, text: string[], html: string[] | null) => Buffer {
-  // null: seen once. A variant of one recipient's own markup is joined, never made a template.
-  const templates = new WeakMap<Variant, BodyTemplate | null>();
-  return (head, variant, text, html) => {
-    const withHtml = variant.html !== null && html !== null && f.beforeHtml !== null;
-    let t = templates.get(variant);
-    if (t === undefined) {
-      templates.set(variant, null);
-      return joined(head, f, variant, text, withHtml ? html : null);
+interface Plan {
+  pieces: (Buffer | number)[];
+  /** bytes of the literal pieces, and how often each value appears: a recipient's length without a walk */
+  literalBytes: number;
+  uses: number[];
+  /** the whole body with the first joined recipient's values, for joining recipients whose values have their lengths */
+  template?: BodyTemplate;
+}
+
+interface BodyTemplate {
+  bytes: Buffer;
+  /** byte offset in `bytes` of each non-empty value, and which value it is */
+  at: number[];
+  value: number[];
+  lengths: number[];
+}
+
+/**
+ * A recipient's message: their header block and values over the variant's plan. The list of
+ * buffers is made when a mailer asks for it; joining into one buffer (what SMTP reads) does not
+ * need it.
+ */
+export class MessageParts {
+  #parts: Buffer[] | undefined;
+  constructor(
+    readonly head: Buffer,
+    readonly values: Buffer[],
+    readonly plan: Plan,
+    /** total bytes */
+    readonly length: number,
+  ) {}
+
+  /** the buffers to write in order; empty values are left out */
+  get parts(): Buffer[] {
+    if (this.#parts) return this.#parts;
+    const { pieces } = this.plan;
+    const parts: Buffer[] = [this.head];
+    for (let i = 0; i < pieces.length; i++) {
+      const p = pieces[i];
+      const b = typeof p === 'number' ? this.values[p] : p;
+      if (b.length > 0) parts.push(b);
     }
-    if (t === null) {
-      t = template(f, variant, text, withHtml ? html : null);
-      templates.set(variant, t);
-    } else if (!sameLengths(t.lengths[0], text) || (withHtml && !sameLengths(t.lengths[1], html!))) return joined(head, f, variant, text, withHtml ? html : null);
-    const headBytes = Buffer.byteLength(head, 'utf8');
-    const out = Buffer.allocUnsafe(headBytes + t.bytes.length);
-    out.write(head, 0, headBytes, 'utf8');
-    t.bytes.copy(out, headBytes);
-    const textBytes = text.map(latin1);
+    this.#parts = parts;
+    return parts;
+  }
+}
+
+/**
+ * Header block + body over a plan of literal buffers shared by every recipient (never written to):
+ * a recipient adds the header block and one small buffer per value, used wherever that value
+ * appears (a token is in every link), so a recipient costs their values, not a copy of the ~30 KB
+ * body.
+ */
+export function bodyAssembler(f: BodyFraming): (head: string, variant: Variant, text: string[], html: string[] | null) => MessageParts {
+  const plans = new WeakMap<Variant, Plan>();
+  return (headText, variant, text, html) => {
+    const withHtml = variant.html !== null && html !== null && f.beforeHtml !== null;
+    let plan = plans.get(variant);
+    if (plan === undefined) {
+      plan = planOf(piecesOf(f, variant, text.length, withHtml), withHtml ? 2 * text.length : text.length);
+      plans.set(variant, plan);
+    }
+    const n = text.length;
+    const values: Buffer[] = new Array(withHtml ? 2 * n : n);
+    for (let i = 0; i < n; i++) values[i] = latin1(text[i]);
     // the html part shares the token, signature and unsubscribe URL (and every value without slots)
-    const htmlBytes = !withHtml ? [] : html === text ? textBytes : html!.map((v, i) => (v === text[i] ? textBytes[i] : latin1(v)));
-    for (const h of t.holes) out.set(h.part === 0 ? textBytes[h.value] : htmlBytes[h.value], headBytes + h.at);
-    return out;
+    if (withHtml) for (let i = 0; i < n; i++) values[n + i] = html === text || html![i] === text[i] ? values[i] : latin1(html![i]);
+    const head = Buffer.from(headText, 'utf8');
+    let length = head.length + plan.literalBytes;
+    for (let i = 0; i < values.length; i++) length += plan.uses[i] * values[i].length;
+    return new MessageParts(head, values, plan, length);
   };
 }
 
-const latin1 = (v: string) => Buffer.from(v, 'latin1');
+function planOf(pieces: Plan['pieces'], values: number): Plan {
+  const uses: number[] = new Array(values).fill(0);
+  let literalBytes = 0;
+  for (const p of pieces) {
+    if (typeof p === 'number') uses[p]++;
+    else literalBytes += p.length;
+  }
+  return { pieces, literalBytes, uses };
+}
 
-function sameLengths(lengths: number[] | null, values: string[]): boolean {
-  if (lengths === null || lengths.length !== values.length) return false;
+const EMPTY = Buffer.alloc(0);
+const latin1 = (v: string) => (v.length === 0 ? EMPTY : Buffer.from(v, 'latin1'));
+
+function piecesOf(f: BodyFraming, variant: Variant, values: number, withHtml: boolean): Plan['pieces'] {
+  const pieces: Plan['pieces'] = [];
+  let run = f.beforeText;
+  const fill = (parts: Parts, offset: number) => {
+    for (const p of preEncoded(parts)) {
+      if (typeof p === 'string') run += p;
+      else {
+        if (run) pieces.push(Buffer.from(run, 'latin1'));
+        run = '';
+        pieces.push(offset + p);
+      }
+    }
+  };
+  fill(variant.text, 0);
+  if (withHtml) {
+    run += f.beforeHtml;
+    fill(variant.html!, values);
+  }
+  run += f.end;
+  if (run) pieces.push(Buffer.from(run, 'latin1'));
+  return pieces;
+}
+
+/**
+ * The parts as one buffer, for a transport that needs the message in one piece (nodemailer's SMTP
+ * connection handles a stream chunk by chunk, ~2 µs each: a list of ~250 would cost far more).
+ * A recipient whose values have the lengths of the first one joined (a token, a signature and an
+ * unsubscribe URL always do) is one copy of that body with their values written into it: one copy
+ * of ~30 KB and a write per value occurrence instead of a copy per part.
+ */
+export function joinParts(m: MessageParts): Buffer {
+  const { head, values, plan } = m;
+  const out = Buffer.allocUnsafe(m.length);
+  head.copy(out, 0);
+  const t = plan.template;
+  if (t === undefined || !sameLengths(t.lengths, values)) {
+    let at = head.length;
+    for (const p of plan.pieces) {
+      const b = typeof p === 'number' ? values[p] : p;
+      out.set(b, at);
+      at += b.length;
+    }
+    plan.template ??= templateOf(plan.pieces, values, out.subarray(head.length));
+    return out;
+  }
+  const base = head.length;
+  out.set(t.bytes, base);
+  for (let i = 0; i < t.at.length; i++) out.set(values[t.value[i]], base + t.at[i]);
+  return out;
+}
+
+function sameLengths(lengths: number[], values: Buffer[]): boolean {
+  if (lengths.length !== values.length) return false;
   for (let i = 0; i < values.length; i++) if (values[i].length !== lengths[i]) return false;
   return true;
 }
 
-function template(f: BodyFraming, variant: Variant, text: string[], html: string[] | null): BodyTemplate {
-  const holes: BodyTemplate['holes'] = [];
-  let body = f.beforeText;
-  const fill = (parts: Parts, values: string[], part: 0 | 1) => {
-    for (const p of preEncoded(parts)) {
-      if (typeof p === 'string') body += p;
-      else {
-        if (values[p].length > 0) holes.push({ at: body.length, part, value: p });
-        body += values[p];
-      }
+function templateOf(pieces: Plan['pieces'], values: Buffer[], body: Buffer): BodyTemplate {
+  const at: number[] = [];
+  const value: number[] = [];
+  let offset = 0;
+  for (const p of pieces) {
+    const b = typeof p === 'number' ? values[p] : p;
+    if (typeof p === 'number' && b.length > 0) {
+      at.push(offset);
+      value.push(p);
     }
-  };
-  fill(variant.text, text, 0);
-  if (html !== null && variant.html) {
-    body += f.beforeHtml;
-    fill(variant.html, html, 1);
+    offset += b.length;
   }
-  body += f.end;
-  return { bytes: Buffer.from(body, 'latin1'), holes, lengths: [text.map((v) => v.length), html?.map((v) => v.length) ?? null] };
-}
-
-function joined(head: string, f: BodyFraming, variant: Variant, text: string[], html: string[] | null): Buffer {
-  const body = html !== null && variant.html ? f.beforeText + encodedPart(variant.text, text) + f.beforeHtml + encodedPart(variant.html, html) + f.end : f.beforeText + encodedPart(variant.text, text) + f.end;
-  const headBytes = Buffer.byteLength(head, 'utf8');
-  const out = Buffer.allocUnsafe(headBytes + body.length);
-  out.write(head, 0, headBytes, 'utf8');
-  out.write(body, headBytes, body.length, 'latin1');
-  return out;
+  return { bytes: Buffer.from(body), at, value, lengths: values.map((v) => v.length) };
 }

@@ -1,13 +1,14 @@
 import type { ComposerFactory, OutgoingMessage, PersonalMessage } from '../core/mailer.ts';
 import { joinParts } from '../render/personalize.ts';
-import { bodyAssembler, encodeValues } from './encoded-parts.ts';
+import { bodyAssembler, encodeValues, joinParts as joinBuffers, type MessageParts } from './encoded-parts.ts';
 import { framing, headerBlocks } from './mime.ts';
 import { addressOf } from './smtp.ts';
 
 /**
- * Message assembly: a recipient's message as the domain describes it becomes one complete RFC 5322
- * buffer. The framing (boundary, part headers) is made once per compiled message; per recipient
- * there is one header block, the recipient's values encoded once each, and one copy.
+ * Message assembly: a recipient's message as the domain describes it becomes a complete RFC 5322
+ * message, as a list of buffers (`rawParts`): the framing (boundary, part headers) and the encoded
+ * literal text are made once per compiled message and shared; per recipient there is one header
+ * block and the recipient's values encoded once each. `raw` joins them on first use.
  */
 export const composerFor: ComposerFactory = (multipart) => {
   const assemble = bodyAssembler(framing(multipart));
@@ -25,12 +26,15 @@ export const composerFor: ComposerFactory = (multipart) => {
     const textValues = encodeValues(p.recipient, p.textValues);
     const html = p.variant.html;
     const htmlValues = html ? (p.htmlValues === p.textValues ? textValues : encodeValues(p.recipient, p.htmlValues, textValues)) : null;
-    const raw = assemble(head, p.variant, textValues, htmlValues);
-    return new Outgoing(m, messageId, raw);
+    return new Outgoing(m, messageId, assemble(head, p.variant, textValues, htmlValues));
   };
 };
 
-/** html and text are joined only if a custom mailer reads them; the built-in ones send `raw`. */
+/**
+ * html and text are joined only if a custom mailer reads them; the built-in ones send the bytes.
+ * `raw` is the parts joined into one buffer, made on first read; setting it (a DKIM signer does)
+ * makes it the whole message.
+ */
 class Outgoing implements OutgoingMessage {
   readonly from: string;
   readonly to: string[];
@@ -41,13 +45,18 @@ class Outgoing implements OutgoingMessage {
   readonly sendToken: string;
   #html: string | undefined;
   #text: string | undefined;
+  readonly #parts: MessageParts;
+  #raw: Buffer | undefined;
+  /** raw was replaced (a signed copy): it is the message now */
+  #set = false;
   readonly #m: PersonalMessage;
 
   constructor(
     m: PersonalMessage,
     readonly messageId: string,
-    readonly raw: Buffer,
+    parts: MessageParts,
   ) {
+    this.#parts = parts;
     this.#m = m;
     this.from = m.from;
     this.to = m.to;
@@ -56,6 +65,20 @@ class Outgoing implements OutgoingMessage {
     this.subject = m.subject;
     this.headers = m.headers;
     this.sendToken = m.sendToken;
+  }
+
+  get rawParts(): readonly Buffer[] {
+    return this.#set ? [this.#raw!] : this.#parts.parts;
+  }
+
+  get raw(): Buffer {
+    this.#raw ??= joinBuffers(this.#parts);
+    return this.#raw;
+  }
+
+  set raw(bytes: Buffer) {
+    this.#raw = bytes;
+    this.#set = true;
   }
 
   get html(): string | undefined {

@@ -1,4 +1,4 @@
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, rename } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Mailer } from './contract.ts';
 import { composeMime } from './mime.ts';
@@ -20,17 +20,22 @@ export function createOutboxMailer(dir: string, cwd = process.cwd()): Mailer {
         throw err;
       });
       await ready;
-      const raw =
-        m.raw ??
-        composeMime(
-          { from: m.from, to: m.to, cc: m.cc, subject: m.subject, date: Date.now(), messageId: m.messageId ?? `<${m.sendToken}@notify.outbox>`, headers: m.headers },
-          m.text,
-          m.html,
-        );
+      // the dispatcher's messages come as a list of buffers: written as they are, in one writev
+      const parts =
+        m.rawParts ??
+        (m.raw ? [m.raw] : [composeMime({ from: m.from, to: m.to, cc: m.cc, subject: m.subject, date: Date.now(), messageId: m.messageId ?? `<${m.sendToken}@notify.outbox>`, headers: m.headers }, m.text, m.html)]);
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${m.sendToken.replace(/[^A-Za-z0-9_-]/g, '')}.eml`;
       const tmp = join(root, `.${name}.tmp`);
       // What the receiving server would add from MAIL FROM, so the file shows where bounces go.
-      await writeFile(tmp, m.envelopeFrom ? Buffer.concat([Buffer.from(`Return-Path: <${m.envelopeFrom}>\r\n`), raw]) : raw);
+      const file = await open(tmp, 'w');
+      try {
+        const buffers = m.envelopeFrom ? [Buffer.from(`Return-Path: <${m.envelopeFrom}>\r\n`), ...parts] : [...parts];
+        const { bytesWritten } = await file.writev(buffers);
+        const length = buffers.reduce((n, b) => n + b.length, 0);
+        if (bytesWritten !== length) throw new Error(`outbox: wrote ${bytesWritten} of ${length} bytes of ${name}`);
+      } finally {
+        await file.close();
+      }
       await rename(tmp, join(root, name));
       return { messageId: m.messageId };
     },

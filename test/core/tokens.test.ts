@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { scopeSignature } from '../../src/core/link-refs.ts';
-import { hmac } from '../../src/core/tokens.ts';
+import { hmac, hmacDigest, readSendUnsubscribeToken, sendUnsubscribeToken } from '../../src/core/tokens.ts';
 
 const reference = (secret: string, data: string, bytes: number) => createHmac('sha256', secret).update(data).digest().subarray(0, bytes).toString('base64url');
 
@@ -24,5 +24,27 @@ test('link signatures stay what earlier emails carry (a click on a link sent bef
   for (const [token, scope] of [['AbCdEfGhIjKlMnOpQrStUv', 'c1'], ['zzzzzzzzzzzzzzzzzzzzzz', 's42'], ['0123456789_-0123456789', 'm123456']]) {
     assert.equal(scopeSignature(secret, token, scope), reference(secret, `${token}:${scope}`, 12));
     assert.equal(scopeSignature(secret, token, scope).length, 16);
+  }
+});
+
+test('hmacDigest is HMAC-SHA256 of bytes, byte for byte (binary data, any secret)', () => {
+  fc.assert(
+    fc.property(fc.string({ maxLength: 150 }), fc.uint8Array({ maxLength: 200 }), (secret, bytes) => {
+      const data = Buffer.from(bytes);
+      assert.deepEqual(hmacDigest(secret, data), createHmac('sha256', secret).update(data).digest());
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+test('one-click tokens stay what earlier emails carry (their MAC is createHmac over "unsubscribe:" and the id)', () => {
+  const secret = 'a-secret-of-the-usual-length-000000000000';
+  for (const id of [0, 1, 255, 123456789, 2 ** 40 - 1]) {
+    const idBytes = Buffer.alloc(5);
+    idBytes.writeUIntBE(id, 0, 5);
+    const mac = createHmac('sha256', secret).update('unsubscribe:').update(idBytes).digest().subarray(0, 16);
+    const token = Buffer.concat([idBytes, mac]).toString('base64url');
+    assert.equal(sendUnsubscribeToken(secret, id), token);
+    assert.equal(readSendUnsubscribeToken(secret, token), id);
   }
 });
