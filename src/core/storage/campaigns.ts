@@ -67,7 +67,8 @@ export interface CampaignsRepo {
    * `outcomes` are written on their rows still `sending` (a row reclaimed as interrupted keeps
    * that), and `counts` are added to the campaign's counters. Returns the rows this call started
    * with their attempt count; a row another run moved first, or that is gone, is not among them
-   * and must not be sent. Fixed statements whatever the group's size and mix.
+   * and must not be sent. Fixed statements whatever the group's size and mix, in a transaction of
+   * its own (not for use inside Store.transaction).
    */
   writeSendGroup(id: number, group: SendGroup, now: number): Promise<{ id: number; attempts: number }[]>;
   /** the campaign's send rows `sending` (handed to the mailer) that were touched at or after `since` (a live run holds them) */
