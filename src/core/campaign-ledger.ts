@@ -2,8 +2,7 @@ import type { Context } from '../context.ts';
 import { minutes } from './clock.ts';
 import { settleOutcome } from './deferral.ts';
 import type { Delivered, DeliveryJob } from './delivery.ts';
-import { addDelta, type CounterDeltas } from './storage/counters.ts';
-import type { StoreTx } from './storage/index.ts';
+import type { CounterDeltas } from './storage/counters.ts';
 import type { SendOutcome } from './storage/sends.ts';
 
 /**
@@ -31,31 +30,26 @@ export function campaignLedger(ctx: Pick<Context, 'store' | 'clock' | 'config'>,
   let lostHold = false;
   const settled = (o: SendOutcome, now = ctx.clock.now()) => settleOutcome(o, attempts.get(o.id) ?? 1, ctx.config, now);
 
-  const writeOutcomes = async (tx: StoreTx, done: Delivered<DeliveryJob>[], now: number) => {
-    if (done.length === 0) return;
+  /** one group commit: `starting` marked `sending`, the outcomes in `done` with the counters they move */
+  const write = (starting: DeliveryJob[], done: Delivered<DeliveryJob>[]) => {
+    const now = ctx.clock.now();
     const outcomes = done.map((d) => settled(d.outcome, now));
-    const deltas = new Map<number, CounterDeltas>();
+    const counts: CounterDeltas = {};
     // a deferred send is counted when it ends: neither sent nor failed until then
-    for (const o of outcomes) if (o.status !== 'deferred') addDelta(deltas, campaignId, { [o.status]: 1 });
-    await tx.sends.finish(outcomes, now);
-    await tx.counters.add(deltas);
+    for (const o of outcomes) if (o.status !== 'deferred') counts[o.status] = (counts[o.status] ?? 0) + 1;
+    return ctx.store.campaigns.writeSendGroup(campaignId, { start: starting.map((j) => j.send.id), outcomes, counts }, now);
   };
 
   return {
     async start(starting, done) {
-      const now = ctx.clock.now();
-      const marked = await ctx.store.transaction(async (tx) => {
-        const rows = await tx.campaigns.startSends(campaignId, starting.map((j) => j.send.id), now);
-        await writeOutcomes(tx, done, now);
-        return rows;
-      });
+      const marked = await write(starting, done);
       // none started: another run took them, or the campaign is no longer sending (then stop)
       if (marked.length === 0 && (await ctx.store.campaigns.statusOf(campaignId)) !== 'sending') lostHold = true;
       for (const r of marked) attempts.set(r.id, r.attempts);
       const ids = new Set(marked.map((r) => r.id));
       return starting.filter((j) => ids.has(j.send.id));
     },
-    record: (done) => ctx.store.transaction((tx) => writeOutcomes(tx, done, ctx.clock.now())),
+    record: async (done) => void (await write([], done)),
     settled: (o) => settled(o),
     get lostHold() {
       return lostHold;

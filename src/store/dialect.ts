@@ -27,6 +27,12 @@ export interface JsonRowColumn {
 export const columnList = (spec: Record<string, JsonRowColumn['type']>): readonly JsonRowColumn[] =>
   Object.entries(spec).map(([name, type]) => ({ name, type }));
 
+/** A statement whose text never changes (`?` placeholders, no other `?`) and its parameters. */
+export interface FixedRun {
+  text: string;
+  parameters: readonly unknown[];
+}
+
 /** updateRows changes a row only while this column holds this value */
 export interface RowGuard {
   column: string;
@@ -102,6 +108,15 @@ export interface StoreDialect {
    * parameter (jsonRows).
    */
   updateRows(trx: Kysely<Database>, table: string, key: JsonRowColumn, columns: readonly JsonRowColumn[], rows: readonly Record<string, unknown>[], guard: RowGuard): Promise<number>;
+  /**
+   * Runs fixed statements as one write transaction of their own (a single one alone: it is atomic)
+   * and returns each one's rows (none for a statement without RETURNING). For the send loop's group
+   * commits, where the query builder, Kysely's transaction and an await per statement cost more
+   * CPU than the statements: on SQLite, under the connection's lock, BEGIN IMMEDIATE, each
+   * statement prepared once per text and run synchronously, COMMIT; on PostgreSQL through one
+   * pooled connection (a caller on a hot path writes one statement: one round trip).
+   */
+  writeFixed(db: Kysely<Database>, statements: readonly FixedRun[]): Promise<unknown[][]>;
   /** the right-hand side of `id in (...)`: the ids as ONE parameter, so the statement's text never changes with their number */
   idList(ids: readonly number[]): RawBuilder<number>;
   /** lower case as JavaScript's toLowerCase() makes it, non-ASCII letters included */

@@ -72,11 +72,13 @@ forEachEngine('send outcomes and starts (fixed-shape statements)', (h) => {
     );
   });
 
-  test('startSends marks only queued rows of a sending campaign, any number at once, and counts the attempt', async () => {
+  const startOnly = (s: Store, campaignId: number, ids: number[], at: number) => s.campaigns.writeSendGroup(campaignId, { start: ids, outcomes: [], counts: {} }, at);
+
+  test('writeSendGroup starts only queued rows of a sending campaign, any number at once, and counts the attempt', async () => {
     const s = store();
     const { campaignId, ids } = await campaignWithSends(s, 620, 'sending');
     await s.db.updateTable('notify_sends').set({ status: 'sent' }).where('id', '=', ids[0]).execute();
-    const started = await s.transaction((tx) => tx.campaigns.startSends(campaignId, ids, now + 1));
+    const started = await startOnly(s, campaignId, ids, now + 1);
     assert.deepEqual(
       started.map((r) => r.id).sort((a, b) => a - b),
       ids.slice(1),
@@ -85,14 +87,14 @@ forEachEngine('send outcomes and starts (fixed-shape statements)', (h) => {
     const rows = await read(s, ids);
     assert.equal(rows.filter((r) => r.status === 'sending' && Number(r.updated_at) === now + 1).length, 619);
     // a second start of the same rows finds none queued: no send is handed over twice
-    assert.deepEqual(await s.transaction((tx) => tx.campaigns.startSends(campaignId, ids.slice(0, 3), now + 2)), []);
-    assert.deepEqual(await s.transaction((tx) => tx.campaigns.startSends(campaignId, [], now + 2)), []);
+    assert.deepEqual(await startOnly(s, campaignId, ids.slice(0, 3), now + 2), []);
+    assert.deepEqual(await startOnly(s, campaignId, [], now + 2), []);
   });
 
-  test('startSends on a campaign no longer sending starts nothing', async () => {
+  test('writeSendGroup on a campaign no longer sending starts nothing', async () => {
     const s = store();
     const { campaignId, ids } = await campaignWithSends(s, 2, 'paused');
-    assert.deepEqual(await s.transaction((tx) => tx.campaigns.startSends(campaignId, ids, now)), []);
+    assert.deepEqual(await startOnly(s, campaignId, ids, now), []);
     assert.deepEqual(
       (await read(s, ids)).map((r) => [r.status, Number(r.attempts)]),
       [
@@ -100,5 +102,57 @@ forEachEngine('send outcomes and starts (fixed-shape statements)', (h) => {
         ['queued', 0],
       ],
     );
+  });
+
+  test('writeSendGroup starts, finishes and counts in one call; outcomes land even once the campaign is paused', async () => {
+    const s = store();
+    const { campaignId, ids } = await campaignWithSends(s, 6, 'sending');
+    const [a, b, c, d, e, f] = ids;
+    await startOnly(s, campaignId, [a, b, c], now);
+    const started = await s.campaigns.writeSendGroup(
+      campaignId,
+      {
+        start: [d, e],
+        outcomes: [
+          { id: a, status: 'sent', message_id: '<a@x>' },
+          { id: b, status: 'deferred', error: '421 busy', next_attempt_at: now + 60_000 },
+          { id: f, status: 'sent', message_id: '<never-started@x>' },
+        ],
+        counts: { sent: 1 },
+      },
+      now + 7,
+    );
+    assert.deepEqual(started.map((r) => [r.id, r.attempts]).sort(), [
+      [d, 1],
+      [e, 1],
+    ]);
+    assert.deepEqual(
+      (await read(s, ids)).map((r) => [r.status, r.message_id, r.error, r.sent_at === null ? null : Number(r.sent_at), r.next_attempt_at === null ? null : Number(r.next_attempt_at)]),
+      [
+        ['sent', '<a@x>', null, now + 7, null],
+        ['deferred', null, '421 busy', null, now + 60_000],
+        ['sending', null, null, null, null],
+        ['sending', null, null, null, null],
+        ['sending', null, null, null, null],
+        // an outcome for a row that is not `sending` changes nothing
+        ['queued', null, null, null, null],
+      ],
+    );
+    assert.equal((await s.counters.get(campaignId)).sent, 1);
+
+    await s.db.updateTable('notify_campaigns').set({ status: 'paused' }).where('id', '=', campaignId).execute();
+    const late = await s.campaigns.writeSendGroup(campaignId, { start: [f], outcomes: [{ id: c, status: 'failed', error: '550 no' }], counts: { failed: 1 } }, now + 8);
+    assert.deepEqual(late, []);
+    assert.deepEqual(
+      (await read(s, [c, f])).map((r) => [r.status, r.error]),
+      [
+        ['failed', '550 no'],
+        ['queued', null],
+      ],
+    );
+    const counters = await s.counters.get(campaignId);
+    assert.deepEqual([counters.sent, counters.failed], [1, 1]);
+    // nothing to write: no statement, no change
+    assert.deepEqual(await s.campaigns.writeSendGroup(campaignId, { start: [], outcomes: [], counts: {} }, now + 9), []);
   });
 });

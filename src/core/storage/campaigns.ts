@@ -1,4 +1,6 @@
 import type { Campaign, CampaignStatus, RecipientContact } from '../types.ts';
+import type { CounterDeltas } from './counters.ts';
+import type { SendOutcome } from './sends.ts';
 
 /** A campaign as written: its id, status and times come from the store; its list by id (one that exists). */
 export type NewCampaign = Omit<Campaign, 'id' | 'status' | 'created_at' | 'sent_at' | 'list' | 'send_at' | 'status_reason'> & { list_id: number | null };
@@ -59,12 +61,16 @@ export interface CampaignsRepo {
    */
   holdSending(id: number): Promise<boolean>;
   /**
-   * Compare-and-set, just before the mailer gets them: while the campaign is `sending` (its row
-   * held until the transaction ends, as holdSending), those of `sendIds` still `queued` become
-   * `sending` (attempts + 1). Returns the rows this call moved with their attempt count; a row
-   * another run moved first, or that is gone, is not among them and must not be sent. One statement.
+   * One group commit of a campaign run, in one transaction: the sends of `start` still `queued`
+   * become `sending` (attempts + 1; compare-and-set, just before the mailer gets them, and only
+   * while the campaign is `sending`, its row held until the commit as holdSending holds it), the
+   * `outcomes` are written on their rows still `sending` (a row reclaimed as interrupted keeps
+   * that), and `counts` are added to the campaign's counters. Returns the rows this call started
+   * with their attempt count; a row another run moved first, or that is gone, is not among them
+   * and must not be sent. Fixed statements whatever the group's size and mix, in a transaction of
+   * its own (not for use inside Store.transaction).
    */
-  startSends(id: number, sendIds: number[], now: number): Promise<{ id: number; attempts: number }[]>;
+  writeSendGroup(id: number, group: SendGroup, now: number): Promise<{ id: number; attempts: number }[]>;
   /** the campaign's send rows `sending` (handed to the mailer) that were touched at or after `since` (a live run holds them) */
   countSending(id: number, since: number): Promise<number>;
   /**
@@ -73,4 +79,13 @@ export interface CampaignsRepo {
    * is `deferred` again. Returns how many it deleted.
    */
   releaseClaims(id: number, sendIds: number[]): Promise<number>;
+}
+
+/** What one group commit of a campaign run writes (CampaignsRepo.writeSendGroup). */
+export interface SendGroup {
+  /** sends about to be handed to the mailer */
+  start: number[];
+  /** outcomes as they are to be recorded (settled: a transient failure with attempts left is `deferred`) */
+  outcomes: SendOutcome[];
+  counts: CounterDeltas;
 }

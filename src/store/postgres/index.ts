@@ -1,6 +1,7 @@
 import { type DatabaseIntrospector, type Expression, Kysely, PostgresDialect, type SqlBool, sql } from 'kysely';
 import pg from 'pg';
-import type { JsonMemberConditions, JsonRowColumn, StoreDialect } from '../dialect.ts';
+import type { FixedRun, JsonMemberConditions, JsonRowColumn, StoreDialect } from '../dialect.ts';
+import { type FixedStatement, fixedStatement } from '../fixed-statement.ts';
 import type { Database } from '../schema.ts';
 
 // ids and epoch-ms timestamps are bigint; they stay well inside Number's safe range.
@@ -77,6 +78,17 @@ export function createPostgresDialect(url: string): StoreDialect {
   };
 }
 
+/** one FixedStatement per text writeFixed meets (each keeps its text in PostgreSQL's placeholder form) */
+const fixedTexts = new Map<string, FixedStatement>();
+function fixed(text: string): FixedStatement {
+  let statement = fixedTexts.get(text);
+  if (!statement) {
+    statement = fixedStatement(text);
+    fixedTexts.set(text, statement);
+  }
+  return statement;
+}
+
 /** Row locks where a claim or an update needs them; many values travel as one JSON parameter. */
 const jsonRows = (json: string, columns: readonly JsonRowColumn[]) =>
   sql`select ${sql.raw(columns.map((c) => c.name).join(', '))} from jsonb_to_recordset(${json}::jsonb) as x(${sql.raw(
@@ -107,6 +119,15 @@ const queries = {
     const set = columns.map((c) => `${c.name} = x.${c.name}`).join(', ');
     const res = await sql`update ${sql.table(table)} set ${sql.raw(set)} from (${jsonRows(JSON.stringify(rows), [key, ...columns])}) as x where ${sql.table(table)}.${sql.ref(key.name)} = x.${sql.ref(key.name)} and ${sql.table(table)}.${sql.ref(guard.column)} = ${guard.value}`.execute(trx);
     return Number(res.numAffectedRows ?? 0);
+  },
+  async writeFixed(db, statements) {
+    const run = (conn: Kysely<Database>) => async (s: FixedRun) => (await fixed(s.text)(conn, s.parameters)).rows;
+    if (statements.length === 1) return [await run(db)(statements[0])];
+    return db.transaction().execute(async (trx) => {
+      const out: unknown[][] = [];
+      for (const s of statements) out.push(await run(trx)(s));
+      return out;
+    });
   },
   idList: (ids) => sql<number>`(select unnest(${ids}::bigint[]))`,
   lower: (value) => sql<string>`lower(${value})`,

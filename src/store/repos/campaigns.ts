@@ -3,29 +3,13 @@ import { parseSegment, type Segment } from '../../core/segments.ts';
 import type { AudienceOf, CampaignChanges, CampaignsRepo } from '../../core/storage/campaigns.ts';
 import { type Campaign, type CampaignStatus, NOT_OPTED_IN_STATUSES, SUPPRESSED_STATUSES } from '../../core/types.ts';
 import type { StoreDialect } from '../dialect.ts';
-import { fixedStatement } from '../fixed-statement.ts';
 import { atomically, type Outbox } from '../outbox.ts';
 import { flagColumn, flagOf, layoutColumn, layoutOf, parseJson, toDate } from '../rows.ts';
 import type { CampaignsTable, Database } from '../schema.ts';
+import { createSendGroupWriter } from './send-groups.ts';
 import { type ContactsScope, segmentCondition, subscribersOf } from '../segments.ts';
 
 type Row = Selectable<CampaignsTable> & { list_name: string | null };
-
-/**
- * Sends handed to the mailer: compare-and-set from `queued`, only while the campaign is `sending`
- * (held, on PostgreSQL, so a pause waits for the sends it lets start). The ids are ONE parameter,
- * so one text serves any number of slots starting together; it runs once per group commit of the
- * send loop, hence fixed text. On SQLite `+status` keeps the planner on the primary key: the
- * status index would visit every queued row of every campaign.
- */
-const START_SENDS = {
-  sqlite: fixedStatement(
-    "update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id in (select value from json_each(?)) and +status = 'queued' and exists (select 1 from notify_campaigns where id = ? and status = 'sending') returning id, attempts",
-  ),
-  postgres: fixedStatement(
-    "update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id = any(?::bigint[]) and status = 'queued' and exists (select 1 from notify_campaigns where id = ? and status = 'sending' for update) returning id, attempts",
-  ),
-};
 
 function toCampaign(row: Row): Campaign {
   return {
@@ -201,12 +185,7 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect,
         .executeTakeFirst();
       return Number(res.numUpdatedRows) === 1;
     },
-    async startSends(id, sendIds, now) {
-      if (sendIds.length === 0) return [];
-      const ids = dialect.kind === 'postgres' ? sendIds : JSON.stringify(sendIds);
-      const { rows } = await START_SENDS[dialect.kind]<{ id: number; attempts: number }>(db, [now, ids, id]);
-      return rows.map((r) => ({ id: Number(r.id), attempts: Number(r.attempts) }));
-    },
+    writeSendGroup: createSendGroupWriter(db, dialect, outbox),
     async countSending(id, since) {
       const row = await db
         .selectFrom('notify_sends')

@@ -3,10 +3,11 @@ import { COUNTER_NAMES as NAMES, type CounterValues, type CountersRepo } from '.
 import { fixedStatement } from '../fixed-statement.ts';
 import type { Database } from '../schema.ts';
 
+/** the insert's rows (campaign id, then every counter) are added to a campaign's counters */
+export const ADD_ON_CONFLICT = `on conflict (campaign_id) do update set ${NAMES.map((n) => `${n} = notify_campaign_counters.${n} + excluded.${n}`).join(', ')}`;
 /** one text for every mix of counters (adding 0 changes nothing): the send loop runs it once per group commit */
-const addCounts = fixedStatement(
-  `insert into notify_campaign_counters (campaign_id, ${NAMES.join(', ')}) values (?${', ?'.repeat(NAMES.length)}) on conflict (campaign_id) do update set ${NAMES.map((n) => `${n} = notify_campaign_counters.${n} + excluded.${n}`).join(', ')}`,
-);
+export const ADD_COUNTS = `insert into notify_campaign_counters (campaign_id, ${NAMES.join(', ')}) values (?${', ?'.repeat(NAMES.length)}) ${ADD_ON_CONFLICT}`;
+const addCounts = fixedStatement(ADD_COUNTS);
 
 export function createCountersRepo(db: Kysely<Database>): CountersRepo {
   return {

@@ -1,5 +1,5 @@
 import type { ExpressionBuilder, Kysely, Selectable, } from 'kysely';
-import { type NewSend, type SendsRepo, type StepSend, stepKey } from '../../core/storage/sends.ts';
+import { type NewSend, type SendOutcome, type SendsRepo, type StepSend, stepKey } from '../../core/storage/sends.ts';
 import type { SendRecord, SendStatus, SuppressedRecipient } from '../../core/types.ts';
 import { columnList, type JsonRowColumn, type StoreDialect } from '../dialect.ts';
 import { toDate } from '../rows.ts';
@@ -111,15 +111,7 @@ export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, out
     },
     async finish(outcomes, now) {
       // one fixed-shape statement whatever the group's size and mix of statuses (see updateRows)
-      const rows = outcomes.map((o) => ({
-        id: o.id,
-        status: o.status,
-        error: o.error ?? null,
-        message_id: o.message_id ?? null,
-        sent_at: o.status === 'sent' ? now : null,
-        next_attempt_at: o.status === 'deferred' ? (o.next_attempt_at ?? now) : null,
-        updated_at: now,
-      }));
+      const rows = outcomes.map((o) => outcomeRow(o, now));
       const update = (trx: Kysely<Database>) => dialect.updateRows(trx, 'notify_sends', OUTCOME_KEY, OUTCOME_COLUMNS, rows, { column: 'status', value: 'sending' });
       if (!(outbox.wants('notify:email.sent') || outbox.wants('notify:email.failed'))) return update(db);
       const { changed, events } = await atomically(db, async (trx) => {
@@ -194,6 +186,17 @@ export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, out
     getByMessageId: (messageId) => one('message_id', messageId),
   };
 }
+
+/** what an outcome writes on its send row */
+export const outcomeRow = (o: SendOutcome, now: number) => ({
+  id: o.id,
+  status: o.status,
+  error: o.error ?? null,
+  message_id: o.message_id ?? null,
+  sent_at: o.status === 'sent' ? now : null,
+  next_attempt_at: o.status === 'deferred' ? (o.next_attempt_at ?? now) : null,
+  updated_at: now,
+});
 
 /** `notify:email.sent` / `notify:email.failed` of a row whose outcome this call wrote, when wanted. */
 function emailEvent(r: Row, outbox: Outbox): OutboundEvent[] {

@@ -1,0 +1,128 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { createNotify } from '../src/notify.ts';
+import { SUBJECT_CORE, pinSelf } from './lib/cores.ts';
+import { benchEmailHtml } from './lib/email.ts';
+import { FROM, pooledTransport, prebuild, recipients, timeSends } from './lib/nodemailer-baseline.ts';
+import { startRemoteSink } from './lib/sink.ts';
+
+/**
+ * What a campaign send costs per message in the figures load does not distort: statements and
+ * commits per message (counted where the drivers run them) and the sender's CPU time per message,
+ * for one campaign run in this process to the bench's SMTP sink (its own process). Not part of
+ * `npm run bench`: a tool for comparing two versions of the send loop.
+ *   npx tsx bench/dispatch-count.ts [sqlite|postgres] [recipients=1000] [rounds=3] [--profile <file>]
+ * Prints, per round, messages per commit, statements per message, CPU us per message, and the
+ * statements by text (the most frequent first); --profile writes a .cpuprofile of the last round.
+ */
+const args = process.argv.slice(2);
+const profileAt = args.indexOf('--profile');
+const profileFile = profileAt >= 0 ? args.splice(profileAt, 2)[1] : undefined;
+const [engine = 'sqlite', n = '1000', roundsArg = '3'] = args;
+const RECIPIENTS = Number(n);
+const ROUNDS = Number(roundsArg);
+
+const counts = new Map<string, number>();
+/** CPU time inside the driver's call per statement text, in us (SQLite only: its calls are synchronous) */
+const times = new Map<string, number>();
+const count = (text: string) => counts.set(text, (counts.get(text) ?? 0) + 1);
+countStatements();
+
+pinSelf(SUBJECT_CORE);
+const sink = await startRemoteSink();
+const dir = mkdtempSync(join(tmpdir(), 'notify-dispatch-count-'));
+const pgUrl = process.env.NOTIFY_BENCH_PG_URL ?? process.env.NOTIFY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const database = engine === 'postgres' ? `${pgUrl}${pgUrl.includes('?') ? '&' : '?'}schema=dispatch_count_${process.pid}` : `sqlite:${join(dir, 'notify.db')}`;
+const notify = await createNotify({ database, mailer: sink.url, configFile: false, envFile: false, env: {}, logLevel: 'warn', fromEmail: 'news@example.com', baseUrl: 'https://news.example.com', batchSize: 1_000_000 });
+try {
+  const html = benchEmailHtml();
+  for (let i = 0; i < RECIPIENTS; i += 50) {
+    await Promise.all(Array.from({ length: Math.min(50, RECIPIENTS - i) }, (_, j) => notify.contacts.upsert({ email: `reader${i + j}@example.com`, name: 'Reader' })));
+  }
+  // warm-up: JIT and the pool's connections (not counted)
+  await notify.campaigns.send((await notify.campaigns.create({ subject: 'Warm-up', html })).id);
+  const session = profileFile ? new Session() : undefined;
+  const raw = pooledTransport(sink.url);
+  await rawCpu(raw, html);
+  for (let r = 0; r < ROUNDS; r++) {
+    const rawUs = await rawCpu(raw, html);
+    const { id } = await notify.campaigns.create({ subject: 'This week', html });
+    await sink.reset();
+    counts.clear();
+    times.clear();
+    const last = r === ROUNDS - 1;
+    if (session && last) {
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 50 });
+      await session.post('Profiler.start');
+    }
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    const result = await notify.campaigns.send(id);
+    const ms = performance.now() - start;
+    const used = process.cpuUsage(cpu);
+    if (session && last) {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(profileFile!, JSON.stringify(profile));
+      session.disconnect();
+    }
+    const sink_ = await sink.waitFor(RECIPIENTS);
+    if (result.sent !== RECIPIENTS || sink_.duplicates > 0) throw new Error(`sent ${result.sent} of ${RECIPIENTS}; sink ${sink_.messages}, ${sink_.duplicates} duplicates`);
+    const total = [...counts.values()].reduce((a, b) => a + b, 0);
+    // a group commit that is one statement (PostgreSQL) is a transaction of its own
+    const commits = (counts.get('commit') ?? 0) + [...counts].filter(([text]) => text.startsWith('with started as')).reduce((a, [, k]) => a + k, 0);
+    const cpuUs = ((used.user + used.system) / result.sent).toFixed(0);
+    console.log(`round ${r + 1} (${engine}, ${RECIPIENTS}): ${(result.sent / commits).toFixed(2)} messages per commit, ${(total / result.sent).toFixed(2)} statements per message, ${cpuUs} us CPU per message (raw nodemailer ${rawUs.toFixed(0)} us, ratio ${(rawUs / Number(cpuUs)).toFixed(3)}), ${((result.sent / ms) * 1000).toFixed(0)} msg/s (wall, load-dependent)`);
+    if (last) for (const [text, k] of [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`  ${String(k).padStart(6)} ${times.has(text) ? `${((times.get(text) ?? 0) / k).toFixed(1).padStart(6)} us` : ''}  ${text.slice(0, 120)}`);
+  }
+  raw.close();
+} finally {
+  if (engine === 'postgres') await notify.context.store.dialect.destroyData();
+  else await notify.close();
+  await sink.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** CPU us per message of raw nodemailer sending pre-built MIME through the same kind of pool, to the same sink */
+async function rawCpu(transport: ReturnType<typeof pooledTransport>, html: string): Promise<number> {
+  const to = recipients(RECIPIENTS, 'raw');
+  const raws = await prebuild(html, to);
+  await sink.reset();
+  const cpu = process.cpuUsage();
+  await timeSends((i) => transport.sendMail({ envelope: { from: FROM, to: [to[i]] }, raw: raws[i] }), RECIPIENTS);
+  const used = process.cpuUsage(cpu);
+  await sink.waitFor(RECIPIENTS);
+  return (used.user + used.system) / RECIPIENTS;
+}
+
+/** counts every statement either driver runs, by its text (transaction control included) */
+function countStatements() {
+  const probe = new BetterSqlite3(':memory:');
+  const Statement = Object.getPrototypeOf(probe.prepare('select 1'));
+  probe.close();
+  for (const method of ['run', 'get', 'all', 'iterate'] as const) {
+    const original = Statement[method];
+    Statement[method] = function (this: { source: string }, ...params: unknown[]) {
+      const text = this.source.trim().toLowerCase();
+      count(text);
+      const t = process.cpuUsage();
+      try {
+        return original.apply(this, params);
+      } finally {
+        const d = process.cpuUsage(t);
+        times.set(text, (times.get(text) ?? 0) + d.user + d.system);
+      }
+    };
+  }
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
+    const text = typeof config === 'string' ? config : (config as { text?: string })?.text;
+    if (text) count(text.trim().toLowerCase());
+    return (query as (...a: unknown[]) => unknown).call(this, config, ...rest);
+  } as typeof query;
+}

@@ -1,0 +1,94 @@
+import type { Kysely } from 'kysely';
+import type { SendGroup } from '../../core/storage/campaigns.ts';
+import { COUNTER_NAMES as NAMES } from '../../core/storage/counters.ts';
+import type { FixedRun, StoreDialect } from '../dialect.ts';
+import { fixedStatement } from '../fixed-statement.ts';
+import { deferredOutbox, type Outbox } from '../outbox.ts';
+import type { Database } from '../schema.ts';
+import { ADD_COUNTS, ADD_ON_CONFLICT, createCountersRepo } from './counters.ts';
+import { createSendsRepo, outcomeRow } from './sends.ts';
+
+/**
+ * Sends handed to the mailer: compare-and-set from `queued`, only while the campaign is `sending`
+ * (held, on PostgreSQL, so a pause waits for the sends it lets start). The ids are ONE parameter,
+ * so one text serves any number of slots starting together. On SQLite `+status` keeps the planner
+ * on the primary key: the status index would visit every queued row of every campaign.
+ */
+const START_SQLITE =
+  "update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id in (select value from json_each(?)) and +status = 'queued' and exists (select 1 from notify_campaigns where id = ? and status = 'sending') returning id, attempts";
+const START_POSTGRES =
+  "update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id = any(?::bigint[]) and status = 'queued' and exists (select 1 from notify_campaigns where id = ? and status = 'sending' for update) returning id, attempts";
+
+/** the start alone, inside a Kysely transaction */
+const START = { sqlite: fixedStatement(START_SQLITE), postgres: fixedStatement(START_POSTGRES) };
+
+/** one outcome on its row, while the row is still `sending` (a row reclaimed as interrupted keeps that) */
+const OUTCOME_SQLITE = "update notify_sends set status = ?, error = ?, message_id = ?, sent_at = ?, next_attempt_at = ?, updated_at = ? where id = ? and status = 'sending'";
+
+/**
+ * PostgreSQL: the whole group in ONE statement (one round trip, its own transaction) instead of
+ * BEGIN, three statements and COMMIT. Each later part reads the one before it, which makes them
+ * run in that order: the campaign row and the started rows are locked first, then the finished
+ * rows, then the counters row, as the statements one by one did. An empty part changes nothing
+ * (no ids, no outcome rows, counters only when the last parameter says so).
+ */
+const GROUP_POSTGRES = `with started as (${START_POSTGRES}),
+finished as (
+  update notify_sends as s set status = x.status, error = x.error, message_id = x.message_id, sent_at = x.sent_at, next_attempt_at = x.next_attempt_at, updated_at = x.updated_at
+  from jsonb_to_recordset(?::jsonb) as x(id bigint, status text, error text, message_id text, sent_at bigint, next_attempt_at bigint, updated_at bigint)
+  where s.id = x.id and s.status = 'sending' and (select count(*) from started) >= 0
+  returning s.id
+),
+counted as (
+  insert into notify_campaign_counters (campaign_id, ${NAMES.join(', ')})
+  select ?::bigint${', ?::bigint'.repeat(NAMES.length)} where ?::boolean and (select count(*) from finished) >= 0
+  ${ADD_ON_CONFLICT}
+)
+select id, attempts from started`;
+
+type Started = { id: number; attempts: number };
+
+const startedRows = (rows: unknown[] | undefined) => ((rows ?? []) as Started[]).map((r) => ({ id: Number(r.id), attempts: Number(r.attempts) }));
+
+/**
+ * CampaignsRepo.writeSendGroup: the send loop's group commit as fixed statements in one
+ * transaction (StoreDialect.writeFixed); with `notify:email.sent` or `notify:email.failed` wanted
+ * by an endpoint, the outcomes go through sends.finish, which writes those events with them.
+ */
+export function createSendGroupWriter(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox) {
+  const announced = () => outbox.wants('notify:email.sent') || outbox.wants('notify:email.failed');
+  return async (campaignId: number, group: SendGroup, now: number): Promise<Started[]> => {
+    const { start, outcomes, counts } = group;
+    const counted = NAMES.some((n) => counts[n]);
+    if (start.length === 0 && outcomes.length === 0 && !counted) return [];
+    if (announced()) return withEvents(db, dialect, outbox, campaignId, group, now);
+    const values = NAMES.map((n) => counts[n] ?? 0);
+    if (dialect.kind === 'postgres') {
+      const [rows] = await dialect.writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, start, campaignId, JSON.stringify(outcomes.map((o) => outcomeRow(o, now))), campaignId, ...values, counted] }]);
+      return startedRows(rows);
+    }
+    const statements: FixedRun[] = [];
+    if (start.length > 0) statements.push({ text: START_SQLITE, parameters: [now, JSON.stringify(start), campaignId] });
+    for (const o of outcomes) {
+      const r = outcomeRow(o, now);
+      statements.push({ text: OUTCOME_SQLITE, parameters: [r.status, r.error, r.message_id, r.sent_at, r.next_attempt_at, r.updated_at, r.id] });
+    }
+    if (counted) statements.push({ text: ADD_COUNTS, parameters: [campaignId, ...values] });
+    const [rows] = await dialect.writeFixed(db, statements);
+    return start.length > 0 ? startedRows(rows) : [];
+  };
+}
+
+/** the same writes through the repositories in one Kysely transaction, events included (published after the commit) */
+async function withEvents(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox, campaignId: number, group: SendGroup, now: number): Promise<Started[]> {
+  const held = deferredOutbox(outbox);
+  const started = await db.transaction().execute(async (trx) => {
+    const ids = dialect.kind === 'postgres' ? group.start : JSON.stringify(group.start);
+    const rows = group.start.length === 0 ? [] : startedRows((await START[dialect.kind](trx, [now, ids, campaignId])).rows);
+    if (group.outcomes.length > 0) await createSendsRepo(trx, dialect, held.outbox).finish(group.outcomes, now);
+    await createCountersRepo(trx).add(new Map([[campaignId, group.counts]]));
+    return rows;
+  });
+  held.committed();
+  return started;
+}
