@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe } from 'node:test';
 import { cliEntry } from '../helpers/compiled-entry.ts';
-import { type Engine, freshDatabaseUrl } from '../helpers/engines.ts';
+import { ENGINES, type Engine, freshDatabaseUrl } from '../helpers/engines.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 import { waitUntil } from '../reliability/helpers/processes.ts';
 import { dropDatabase } from './database.ts';
@@ -15,6 +16,18 @@ export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/**
+ * describe(`<title> [<engine>]`) once per engine, the engines side by side, each one's tests still one
+ * after another in their order. A deployment's case mostly waits (a scheduled time, a throttle, a
+ * worker's round, a process starting), so the second engine's deployment waits at the same time as the
+ * first's instead of after it; each has its own database, SMTP sink, folder and port.
+ */
+export function describeEachEngine(title: string, suite: (engine: Engine) => void, options: { skip?: string | boolean } = {}): void {
+  describe(`${title} (${ENGINES.join(' and ')} side by side)`, { concurrency: true, ...options }, () => {
+    for (const engine of ENGINES) describe(`${title} [${engine}]`, { concurrency: 1 }, () => suite(engine));
+  });
 }
 
 /** A port nobody listens on right now (the kernel's pick, released at once for the process to bind). */
