@@ -1,4 +1,4 @@
-// Runs the test files under a folder in one node:test run, the slowest first.
+// Runs the test files under a folder in one node:test run, the slowest first, three at a time.
 // Usage: node scripts/test.mjs [--checks] [--record-timings] [suffix=.test.ts] [dir or file...=test]
 //          [--cpu-report=FILE] [--test-concurrency=N] [--test-reporter=spec|tap|dot|junit] [--test-reporter-destination=FILE]
 //   --checks          runs `npm run typecheck` and `npm run lint` beside the tests; either failing fails the run
@@ -65,7 +65,10 @@ async function main(argv) {
   const destination = flag('--test-reporter-destination');
   const out = destination ? createWriteStream(destination) : process.stdout;
 
-  const concurrency = Number(flag('--test-concurrency') ?? 2);
+  // three files at a time on two cores: a test file mostly waits (for its notify processes, a
+  // browser, a scheduled time, PostgreSQL), its own and its child processes' CPU being 0.15 to 0.6 of
+  // its wall time (--cpu-report), so two at a time left the cores half idle
+  const concurrency = Number(flag('--test-concurrency') ?? 3);
   const measured = {};
   const cpuDir = mkdtempSync(join(tmpdir(), 'notify-test-cpu-'));
   process.env.NOTIFY_TEST_CPU_DIR = cpuDir;
