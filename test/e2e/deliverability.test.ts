@@ -29,7 +29,7 @@ describeEachEngine('as deployed: tracking off and punycode domains, sent by noti
     // took, at least 4 s, so the margin follows the machine's load
     const sendAt = new Date(Date.now() + Math.max(4_000, 4 * oneCall));
     assert.match(await d.cli(['campaigns:schedule', id, sendAt.toISOString()]), /scheduled for/);
-    const mails = await waitUntil(() => (d.sink.messages.length >= 2 ? d.sink.messages : undefined), 60_000, `two messages (${d.describe()})`);
+    const mails = await waitUntil(() => (d.sink.messages.length >= 2 ? d.sink.messages : undefined), sendAt.getTime() - Date.now() + 60_000, `two messages (${d.describe()})`);
 
     for (const m of mails) {
       const all = `${m.parsed.html}\n${m.parsed.text}`.replace(/&amp;/g, '&');

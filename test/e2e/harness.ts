@@ -187,14 +187,15 @@ export class Deployment {
     const port = opts.port ?? this.port;
     const global = opts.config ? ['--config', opts.config] : [];
     const p = this.spawn([...global, 'serve', '--port', String(port), '--host', '127.0.0.1'], { env: opts.env, name: opts.name ?? 'serve' });
-    const m = await p.waitForOutput(/listening on (http:\/\/\S+)/, 30_000);
+    // a process that fails to start exits and fails this at once; the time limit is for a starved one
+    const m = await p.waitForOutput(/listening on (http:\/\/\S+)/, 90_000);
     return { url: m[1], process: p };
   }
 
   /** `notify worker --interval <seconds>`, resolved once it has started */
   async worker(intervalSeconds: number): Promise<NotifyProcess> {
     const p = this.spawn(['worker', '--interval', String(intervalSeconds)], { name: 'worker' });
-    await p.waitForOutput(/notify worker: started/, 30_000);
+    await p.waitForOutput(/notify worker: started/, 90_000);
     return p;
   }
 
