@@ -1,25 +1,30 @@
-// Runs the test files under a folder in one node:test run, the slowest first.
-// Usage: node scripts/test.mjs [--checks] [--record-timings] [suffix=.test.ts] [dir=test]
-//          [--test-concurrency=N] [--test-reporter=spec|tap|dot|junit] [--test-reporter-destination=FILE]
+// Runs the test files under a folder in one node:test run, the slowest first, three at a time.
+// Usage: node scripts/test.mjs [--checks] [--record-timings] [suffix=.test.ts] [dir or file...=test]
+//          [--cpu-report=FILE] [--test-concurrency=N] [--test-reporter=spec|tap|dot|junit] [--test-reporter-destination=FILE]
 //   --checks          runs `npm run typecheck` and `npm run lint` beside the tests; either failing fails the run
 //   --record-timings  writes each file's wall time of this run into scripts/test-timings.json
+//   --cpu-report=FILE writes each file's wall time, CPU time and processes started as JSON (Linux)
 //
 // `node --test` sorts its files by name, so with two workers one long file that sorts last runs
 // alone at the end. node:test's run() starts files in the order given: the files known to be slow
 // (scripts/test-timings.json, committed, so a fresh clone has it) go first, the short ones fill the
 // gaps at the end.
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { orderBySlowest, TIMINGS_FILE, testFiles } from './test-files.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-// the test processes inherit the runner's execArgv: it runs under tsx so that they do
+// the test processes inherit the runner's execArgv: it runs under tsx so that they do, and with
+// test-cpu.mjs, which reports each file's CPU time when its process exits
+const CPU_PRELOAD = new URL('./test-cpu.mjs', import.meta.url).href;
 if (!process.execArgv.some((a, i, all) => a === '--import=tsx' || (a === '--import' && all[i + 1] === 'tsx'))) {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  const preload = existsSync(fileURLToPath(CPU_PRELOAD)) ? ['--import', CPU_PRELOAD] : [];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...preload, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 } else {
   process.exitCode = await main(process.argv.slice(2));
@@ -27,9 +32,10 @@ if (!process.execArgv.some((a, i, all) => a === '--import=tsx' || (a === '--impo
 
 async function main(argv) {
   const options = argv.filter((a) => a.startsWith('--'));
-  const [suffix = '.test.ts', dir = 'test'] = argv.filter((a) => !a.startsWith('--'));
+  const [suffix = '.test.ts', ...paths] = argv.filter((a) => !a.startsWith('--'));
+  if (paths.length === 0) paths.push('test');
   const flag = (name) => options.find((o) => o.startsWith(`${name}=`))?.slice(name.length + 1);
-  const known = ['--checks', '--record-timings', '--test-concurrency', '--test-reporter', '--test-reporter-destination'];
+  const known = ['--checks', '--record-timings', '--cpu-report', '--test-concurrency', '--test-reporter', '--test-reporter-destination'];
   const unknown = options.filter((o) => !known.includes(o.split('=')[0]));
   if (unknown.length > 0) {
     console.error(`scripts/test.mjs: unknown option ${unknown.join(' ')} (known: ${known.join(' ')})`);
@@ -37,9 +43,9 @@ async function main(argv) {
   }
 
   // keys of the timings file: paths from the repository root, wherever the runner was started
-  const files = testFiles([dir], suffix).map((f) => relative(ROOT, resolve(f)));
+  const files = testFiles(paths, suffix).map((f) => relative(ROOT, resolve(f)));
   if (files.length === 0) {
-    console.error(`no ${suffix} files under ${dir}/`);
+    console.error(`no ${suffix} files under ${paths.join(' ')}`);
     return 1;
   }
   const timings = readTimings();
@@ -59,8 +65,14 @@ async function main(argv) {
   const destination = flag('--test-reporter-destination');
   const out = destination ? createWriteStream(destination) : process.stdout;
 
-  const concurrency = Number(flag('--test-concurrency') ?? 2);
+  // three files at a time on two cores: a test file mostly waits (for its notify processes, a
+  // browser, a scheduled time, PostgreSQL), its own and its child processes' CPU being 0.15 to 0.6 of
+  // its wall time (--cpu-report), so two at a time left the cores half idle
+  const concurrency = Number(flag('--test-concurrency') ?? 3);
   const measured = {};
+  const cpuDir = mkdtempSync(join(tmpdir(), 'notify-test-cpu-'));
+  process.env.NOTIFY_TEST_CPU_DIR = cpuDir;
+  const started = Date.now();
   let failed = false;
   const stream = run({ files: ordered.map((f) => resolve(ROOT, f)), concurrency });
   stream.on('test:fail', (e) => {
@@ -73,9 +85,26 @@ async function main(argv) {
   // resolves when the reporter has written everything (stdout itself is never ended)
   await pipeline(stream.compose(reporterName === 'spec' ? new reporter() : reporter), out);
 
+  const wall = (Date.now() - started) / 1000;
+  const cpu = readCpu(cpuDir);
+  rmSync(cpuDir, { recursive: true, force: true });
   const slowest = Object.entries(measured).sort((a, b) => b[1] - a[1]);
   console.error(`\nslowest files (wall s): ${slowest.slice(0, 8).map(([f, s]) => `${f} ${s.toFixed(1)}`).join(', ')}`);
+  if (Object.keys(cpu).length > 0) {
+    // CPU well under wall: the file mostly waits (timers, polling, scheduled times), and more files at
+    // once would fill the cores; CPU near wall: it computes, and only less work makes it faster
+    const sum = (values) => values.reduce((a, b) => a + b, 0);
+    const of = (f) => (cpu[f] ? `${cpu[f].seconds.toFixed(1)} s, ${cpu[f].spawns} processes` : '?');
+    console.error(`CPU of the slowest (their own and their child processes'): ${slowest.slice(0, 8).map(([f]) => `${f} ${of(f)}`).join('; ')}`);
+    const cpuTotal = sum(Object.values(cpu).map((c) => c.seconds));
+    console.error(`${Object.keys(measured).length} files in ${wall.toFixed(0)} s, ${concurrency} at a time: ${sum(Object.values(measured)).toFixed(0)} s of file wall time, ${cpuTotal.toFixed(0)} s of CPU`);
+  }
   if (options.includes('--record-timings')) writeTimings({ ...timings, ...measured });
+  const cpuReport = flag('--cpu-report');
+  if (cpuReport) {
+    const rows = slowest.map(([f, s]) => [f, { wall: Math.round(s * 10) / 10, cpu: cpu[f] ? Math.round(cpu[f].seconds * 10) / 10 : null, processes: cpu[f]?.spawns ?? null }]);
+    writeFileSync(cpuReport, `${JSON.stringify(Object.fromEntries(rows), null, 2)}\n`);
+  }
 
   let checksFailed = false;
   for (const c of await Promise.all(checks)) {
@@ -100,6 +129,22 @@ function check(name) {
     child.on('error', (err) => done({ name, code: 1, output: String(err), seconds: (Date.now() - started) / 1000 }));
     child.on('exit', (code, signal) => done({ name, code: code ?? (signal ? 1 : 0), output, seconds: (Date.now() - started) / 1000 }));
   });
+}
+
+/** CPU seconds and processes started per file (repository-relative), from the records test-cpu.mjs wrote */
+function readCpu(dir) {
+  const cpu = {};
+  for (const name of readdirSync(dir)) {
+    try {
+      const r = JSON.parse(readFileSync(join(dir, name), 'utf8'));
+      const file = relative(ROOT, r.file);
+      // a process the test file started with the same execArgv writes one too: the file's own, which includes it, is the largest
+      if (!cpu[file] || cpu[file].seconds < r.self + r.children) cpu[file] = { seconds: r.self + r.children, spawns: r.spawns };
+    } catch {
+      // a record cut short by a killed process
+    }
+  }
+  return cpu;
 }
 
 function readTimings() {

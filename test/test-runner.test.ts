@@ -38,10 +38,24 @@ describe('scripts/test.mjs', () => {
   mkdirSync(join(dir, 'scripts'));
   cpSync(join(ROOT, 'scripts/test.mjs'), join(dir, 'scripts/test.mjs'));
   cpSync(join(ROOT, 'scripts/test-files.mjs'), join(dir, 'scripts/test-files.mjs'));
+  cpSync(join(ROOT, 'scripts/test-cpu.mjs'), join(dir, 'scripts/test-cpu.mjs'));
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const project = (typecheck: string) => writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'p', type: 'module', scripts: { typecheck, lint: 'echo lint ran' } }));
   writeFileSync(join(dir, 'test/slow.test.ts'), "import { test } from 'node:test';\nconst n: number = 1;\ntest('slow', () => { console.log('ran slow', n); });\n");
   writeFileSync(join(dir, 'test/fast.test.ts'), "import { test } from 'node:test';\ntest('fast', () => {});\n");
+  // a file that starts two processes, one of which spins for half a second of CPU
+  writeFileSync(
+    join(dir, 'test/spawns.test.ts'),
+    [
+      "import { execFile } from 'node:child_process';",
+      "import { test } from 'node:test';",
+      "import { promisify } from 'node:util';",
+      "test('spawns', async () => {",
+      "  await promisify(execFile)(process.execPath, ['-e', 'while (process.cpuUsage().user < 500000);']);",
+      "  await promisify(execFile)(process.execPath, ['-e', '']);",
+      '});',
+    ].join('\n'),
+  );
   writeFileSync(join(dir, TIMINGS_FILE), JSON.stringify({ 'test/fast.test.ts': 1, 'test/slow.test.ts': 9 }));
   const run = (...args: string[]) =>
     // without the variable node:test sets for the files it runs, the runner is a top-level run again
@@ -56,9 +70,24 @@ describe('scripts/test.mjs', () => {
     const r = await run('--checks', '--test-reporter=tap', '--test-concurrency=1');
     assert.equal(r.code, 0, r.stderr);
     assert.ok(r.stdout.indexOf('# Subtest: slow') < r.stdout.indexOf('# Subtest: fast'), r.stdout);
-    assert.match(r.stdout, /^# pass 2$/m);
-    assert.match(r.stderr, /slowest files \(wall s\): test\/\w+\.test\.ts [\d.]+, test\/\w+\.test\.ts [\d.]+\n/);
+    assert.match(r.stdout, /^# pass 3$/m);
+    assert.match(r.stderr, /slowest files \(wall s\): test\/\w+\.test\.ts [\d.]+(, test\/\w+\.test\.ts [\d.]+){2}\n/);
     assert.match(r.stderr, /typecheck: ok in \d+ s\n\nlint: ok in \d+ s/);
+  });
+
+  test("CPU beside wall time: each file counts its own and its child processes' CPU and the processes it started", async () => {
+    project('true');
+    const report = join(dir, 'cpu.json');
+    const r = await run('--test-reporter=dot', `--cpu-report=${report}`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /CPU of the slowest \(their own and their child processes'\): .*test\/spawns\.test\.ts [\d.]+ s, 2 processes/);
+    assert.match(r.stderr, /3 files in \d+ s, 3 at a time: \d+ s of file wall time, \d+ s of CPU/);
+    const files = JSON.parse(readFileSync(report, 'utf8')) as Record<string, { wall: number; cpu: number; processes: number }>;
+    assert.deepEqual(Object.keys(files).sort(), ['test/fast.test.ts', 'test/slow.test.ts', 'test/spawns.test.ts']);
+    assert.equal(files['test/spawns.test.ts'].processes, 2);
+    assert.equal(files['test/fast.test.ts'].processes, 0);
+    // the spinning child's half second is counted (CPU time, so a loaded machine does not change it much)
+    assert.ok(files['test/spawns.test.ts'].cpu >= files['test/fast.test.ts'].cpu + 0.4, JSON.stringify(files));
   });
 
   test('a failing check fails the run with its output, though every test passed', async () => {
@@ -75,7 +104,7 @@ describe('scripts/test.mjs', () => {
     rmSync(join(dir, 'test/broken.test.ts'));
     assert.equal(r.code, 1, r.stdout);
     const timings = JSON.parse(readFileSync(join(dir, TIMINGS_FILE), 'utf8'));
-    assert.deepEqual(Object.keys(timings), ['test/broken.test.ts', 'test/fast.test.ts', 'test/slow.test.ts']);
+    assert.deepEqual(Object.keys(timings), ['test/broken.test.ts', 'test/fast.test.ts', 'test/slow.test.ts', 'test/spawns.test.ts']);
     assert.ok(Object.values(timings).every((s) => typeof s === 'number' && s >= 0));
 
     const bad = await run('--test-only');

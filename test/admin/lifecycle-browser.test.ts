@@ -28,11 +28,17 @@ describe('admin lifecycle forms in a browser, obeyed by a worker process', { ski
 
   before(async () => {
     mkdirSync(OUT, { recursive: true });
-    // 400 ms between two sends: 12 s for the whole campaign, time to pause it mid-way
-    d = await Deployment.open('sqlite', { config: { adminToken: TOKEN, throttleMs: '400', batchSize: '1000' } });
+    d = await Deployment.open('sqlite', { config: { adminToken: TOKEN } });
     d.writeFile('readers.csv', ['email', ...Array.from({ length: READERS }, (_, i) => `reader${i}@example.com`)].join('\n'));
     await d.cli(['contacts:import', 'readers.csv', '--list', 'readers']);
+    const started = Date.now();
     id = (await d.cli(['campaigns:create', '--name', 'Browser lifecycle', '--subject', 'Browser lifecycle', '--markdown', 'Hello from the [shop](https://shop.example/).', '--list', 'readers'])).trim().split('\n')[0];
+    // A throttled run leaves time to pause it mid-way from the page after the third message. That
+    // time follows the machine's load, so the sends after the third take ten times what a CLI call
+    // just took: 200 to 400 ms between two sends, 6 to 12 s for the whole campaign.
+    const oneCall = Date.now() - started;
+    const throttleMs = Math.min(400, Math.max(200, Math.ceil((10 * oneCall) / (READERS - 3))));
+    d.writeConfig('notify.config.json', { ...d.defaults(), adminToken: TOKEN, throttleMs: String(throttleMs), batchSize: '1000' });
     url = (await d.serve()).url;
     worker = await d.worker(0.3);
     context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'notify-chromium-')), {
@@ -56,21 +62,25 @@ describe('admin lifecycle forms in a browser, obeyed by a worker process', { ski
     assert.equal(await page.locator('#status').textContent(), 'draft');
 
     await page.fill('#test-form input[name="to"]', 'editor@example.com');
+    const posted = Date.now();
     await page.click('#test-form button');
     await page.waitForURL(/done=test-1/).catch(async (err) => {
       throw new Error(`${err.message}\n${page.url()}\n${await page.locator('body').innerText()}`);
     });
+    const onePost = Date.now() - posted;
     assert.match((await page.locator('#notice').textContent()) ?? '', /1 test copy sent/);
     await waitUntil(() => d.sink.messages.find((m) => m.envelope.to[0] === 'editor@example.com'), 10_000, 'the test copy');
 
-    const sendAt = new Date(Date.now() + 8_000);
+    // far enough ahead for the form post to be stored before then: ten times what the test copy's
+    // post just took, at least 3 s, so the margin follows the machine's load
+    const sendAt = new Date(Date.now() + Math.max(3_000, 10 * onePost));
     await page.fill('#schedule-form input[name="sendAt"]', sendAt.toISOString());
     await page.click('#schedule-form button');
     await page.waitForURL(/done=schedule/);
     assert.equal(await page.locator('#status').textContent(), 'scheduled');
     await page.screenshot({ path: join(OUT, 'admin-campaign-scheduled.png'), fullPage: true });
 
-    await waitUntil(() => (campaignMail().length >= 3 ? true : undefined), 30_000, `the worker's first messages\n${d.describe()}`);
+    await waitUntil(() => (campaignMail().length >= 3 ? true : undefined), sendAt.getTime() - Date.now() + 30_000, `the worker's first messages\n${d.describe()}`);
     const first = Math.min(...campaignMail().map((m) => performance.timeOrigin + m.at));
     assert.ok(first >= sendAt.getTime(), 'not before its time');
 
@@ -82,7 +92,7 @@ describe('admin lifecycle forms in a browser, obeyed by a worker process', { ski
     assert.equal(await page.locator('#status').textContent(), 'paused');
     assert.ok(atPause < READERS, `paused mid-way (${atPause} of ${READERS})`);
     await page.screenshot({ path: join(OUT, 'admin-campaign-paused.png'), fullPage: true });
-    // five throttle intervals and several worker rounds: nothing more arrives
+    // five to ten throttle intervals and several worker rounds: nothing more arrives
     await waitUntil(() => (campaignMail().length > atPause ? true : undefined), 2_000, '').catch(() => undefined);
     assert.equal(campaignMail().length, atPause, 'the worker obeyed the pause');
 

@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe } from 'node:test';
 import { cliEntry } from '../helpers/compiled-entry.ts';
-import { type Engine, freshDatabaseUrl } from '../helpers/engines.ts';
+import { ENGINES, type Engine, freshDatabaseUrl } from '../helpers/engines.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 import { waitUntil } from '../reliability/helpers/processes.ts';
 import { dropDatabase } from './database.ts';
@@ -15,6 +16,18 @@ export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/**
+ * describe(`<title> [<engine>]`) once per engine, the engines side by side, each one's tests still one
+ * after another in their order. A deployment's case mostly waits (a scheduled time, a throttle, a
+ * worker's round, a process starting), so the second engine's deployment waits at the same time as the
+ * first's instead of after it; each has its own database, SMTP sink, folder and port.
+ */
+export function describeEachEngine(title: string, suite: (engine: Engine) => void, options: { skip?: string | boolean } = {}): void {
+  describe(`${title} (${ENGINES.join(' and ')} side by side)`, { concurrency: true, ...options }, () => {
+    for (const engine of ENGINES) describe(`${title} [${engine}]`, { concurrency: 1 }, () => suite(engine));
+  });
 }
 
 /** A port nobody listens on right now (the kernel's pick, released at once for the process to bind). */
@@ -174,14 +187,15 @@ export class Deployment {
     const port = opts.port ?? this.port;
     const global = opts.config ? ['--config', opts.config] : [];
     const p = this.spawn([...global, 'serve', '--port', String(port), '--host', '127.0.0.1'], { env: opts.env, name: opts.name ?? 'serve' });
-    const m = await p.waitForOutput(/listening on (http:\/\/\S+)/, 30_000);
+    // a process that fails to start exits and fails this at once; the time limit is for a starved one
+    const m = await p.waitForOutput(/listening on (http:\/\/\S+)/, 90_000);
     return { url: m[1], process: p };
   }
 
   /** `notify worker --interval <seconds>`, resolved once it has started */
   async worker(intervalSeconds: number): Promise<NotifyProcess> {
     const p = this.spawn(['worker', '--interval', String(intervalSeconds)], { name: 'worker' });
-    await p.waitForOutput(/notify worker: started/, 30_000);
+    await p.waitForOutput(/notify worker: started/, 90_000);
     return p;
   }
 

@@ -3,66 +3,63 @@
 // JSON API with a listJoined trigger, a sign-up through the capture form, the welcome email at a
 // real SMTP server, and every event POSTed, signed, to a receiver on a socket.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { events } from '../../src/index.ts';
-import { ENGINES } from '../helpers/engines.ts';
 import { startReceiver } from '../triggers/receiver.ts';
-import { Deployment, waitUntil } from './harness.ts';
+import { Deployment, describeEachEngine, waitUntil } from './harness.ts';
 import { delivered, pixelUrl, READER } from './mail.ts';
 
 const SECRET = 'whsec_e2e_secret';
 
-for (const engine of ENGINES) {
-  describe(`as deployed: a list join starts a sequence and the worker delivers signed webhooks [${engine}]`, () => {
-    let d: Deployment;
-    let server: string;
-    let receiver: Awaited<ReturnType<typeof startReceiver>>;
+describeEachEngine('as deployed: a list join starts a sequence and the worker delivers signed webhooks', (engine) => {
+  let d: Deployment;
+  let server: string;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
-    before(async () => {
-      receiver = await startReceiver();
-      const hooks = JSON.stringify([{ url: receiver.url, secret: SECRET }]);
-      d = await Deployment.open(engine, { config: { adminToken: 'e2e-admin-token', captureLists: 'news' }, envFile: `NOTIFY_WEBHOOKS_OUT='${hooks}'\n` });
-      server = (await d.serve()).url;
-      await d.worker(0.3);
-    });
-    after(async () => {
-      await d?.close();
-      await receiver?.close();
-    });
-
-    test('capture -> enrolled -> welcome email -> open; the receiver gets each event signed, once each', async () => {
-      const created = await fetch(`${server}/notify/api/v1/sequences`, {
-        method: 'POST',
-        headers: { authorization: 'Bearer e2e-admin-token', 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'welcome', trigger: { listJoined: 'news' }, steps: [{ delayMinutes: 0, subject: 'Welcome aboard', html: '<p>Hello</p>' }] }),
-      });
-      assert.equal(created.status, 201, await created.clone().text());
-      assert.deepEqual((await created.json()).trigger, { listJoined: 'news' });
-
-      const signup = await fetch(`${server}/notify/capture`, {
-        method: 'POST',
-        headers: { ...READER, accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
-        body: 'email=newbie%40example.com&list=news',
-      });
-      assert.equal(signup.status, 200, await signup.clone().text());
-
-      const [welcome] = await delivered(d.sink, (m) => m.parsed.subject === 'Welcome aboard', 1, 30_000).catch((err) => assert.fail(`${err.message}\n${d.describe()}`));
-      assert.equal(welcome.envelope.to[0], 'newbie@example.com');
-      const pixel = await fetch(pixelUrl(welcome), { headers: READER });
-      assert.equal(pixel.status, 200);
-
-      const want = ['notify:contact.subscribed', 'notify:email.sent', 'notify:email.opened'];
-      await waitUntil(() => want.every((t) => receiver.received.some((e) => e.type === t)) || undefined, 30_000, 'the three events at the receiver').catch((err) =>
-        assert.fail(`${err.message}: got ${JSON.stringify(receiver.received.map((e) => e.type))}\n${d.describe()}`),
-      );
-      for (const e of receiver.received) assert.ok(events.verify(e.body, e.signature, SECRET), `signed: ${e.type}`);
-      assert.equal(new Set(receiver.received.map((e) => e.id)).size, receiver.received.length, 'no id twice');
-      const subscribed = receiver.received.find((e) => e.type === 'notify:contact.subscribed')!;
-      assert.deepEqual(subscribed.data, { contact: { id: (subscribed.data.contact as { id: number }).id, email: 'newbie@example.com' }, list: 'news' });
-      const opened = receiver.received.find((e) => e.type === 'notify:email.opened')!;
-      assert.equal(opened.data.isMachine, false);
-      // the worker logs its run once every delivery of it is recorded, a moment after the receiver's answers
-      await waitUntil(() => /webhooks: \d+ delivered/.test(d.describe()) || undefined, 15_000, 'the worker reports its deliveries').catch((err) => assert.fail(`${err.message}\n${d.describe()}`));
-    });
+  before(async () => {
+    receiver = await startReceiver();
+    const hooks = JSON.stringify([{ url: receiver.url, secret: SECRET }]);
+    d = await Deployment.open(engine, { config: { adminToken: 'e2e-admin-token', captureLists: 'news' }, envFile: `NOTIFY_WEBHOOKS_OUT='${hooks}'\n` });
+    server = (await d.serve()).url;
+    await d.worker(0.3);
   });
-}
+  after(async () => {
+    await d?.close();
+    await receiver?.close();
+  });
+
+  test('capture -> enrolled -> welcome email -> open; the receiver gets each event signed, once each', async () => {
+    const created = await fetch(`${server}/notify/api/v1/sequences`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer e2e-admin-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'welcome', trigger: { listJoined: 'news' }, steps: [{ delayMinutes: 0, subject: 'Welcome aboard', html: '<p>Hello</p>' }] }),
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    assert.deepEqual((await created.json()).trigger, { listJoined: 'news' });
+
+    const signup = await fetch(`${server}/notify/capture`, {
+      method: 'POST',
+      headers: { ...READER, accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'email=newbie%40example.com&list=news',
+    });
+    assert.equal(signup.status, 200, await signup.clone().text());
+
+    const [welcome] = await delivered(d.sink, (m) => m.parsed.subject === 'Welcome aboard', 1, 30_000).catch((err) => assert.fail(`${err.message}\n${d.describe()}`));
+    assert.equal(welcome.envelope.to[0], 'newbie@example.com');
+    const pixel = await fetch(pixelUrl(welcome), { headers: READER });
+    assert.equal(pixel.status, 200);
+
+    const want = ['notify:contact.subscribed', 'notify:email.sent', 'notify:email.opened'];
+    await waitUntil(() => want.every((t) => receiver.received.some((e) => e.type === t)) || undefined, 30_000, 'the three events at the receiver').catch((err) =>
+      assert.fail(`${err.message}: got ${JSON.stringify(receiver.received.map((e) => e.type))}\n${d.describe()}`),
+    );
+    for (const e of receiver.received) assert.ok(events.verify(e.body, e.signature, SECRET), `signed: ${e.type}`);
+    assert.equal(new Set(receiver.received.map((e) => e.id)).size, receiver.received.length, 'no id twice');
+    const subscribed = receiver.received.find((e) => e.type === 'notify:contact.subscribed')!;
+    assert.deepEqual(subscribed.data, { contact: { id: (subscribed.data.contact as { id: number }).id, email: 'newbie@example.com' }, list: 'news' });
+    const opened = receiver.received.find((e) => e.type === 'notify:email.opened')!;
+    assert.equal(opened.data.isMachine, false);
+    // the worker logs its run once every delivery of it is recorded, a moment after the receiver's answers
+    await waitUntil(() => /webhooks: \d+ delivered/.test(d.describe()) || undefined, 15_000, 'the worker reports its deliveries').catch((err) => assert.fail(`${err.message}\n${d.describe()}`));
+  });
+});
