@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import { BURST_WINDOW_MS } from '../core/engagement.ts';
 import type { EventSink, OutboundEvent, OutboundEventType } from '../core/storage/outbound.ts';
 import { columnList, type StoreDialect } from './dialect.ts';
 import type { Database } from './schema.ts';
@@ -29,7 +30,7 @@ export interface Outbox {
 
 const ROWS_PER_INSERT = 1000;
 
-const ENDPOINT_COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text' });
+const ENDPOINT_COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text', due: 'bigint' });
 const COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text', body: 'text', status: 'text', attempts: 'integer', next_attempt_at: 'bigint', created_at: 'bigint', updated_at: 'bigint' });
 
 /** The id receivers dedupe on: random, so two processes never make the same one. */
@@ -46,10 +47,10 @@ export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDia
       // One statement: the end of the range is read where the rows are written (a round trip less
       // inside the batch's transaction, which holds its sends' row locks meanwhile).
       const id = `bat_${randomBytes(12).toString('base64url')}`;
-      const endpoints = JSON.stringify(tracking.map(({ endpoint, types }) => ({ event_id: id, endpoint, type: types.join(',') })));
+      const endpoints = JSON.stringify(tracking.map(({ endpoint, types }) => ({ event_id: id, endpoint, type: types.join(','), due: types.includes(TRACKED_TYPES.click) ? now + LABELS_SETTLE_MS : now })));
       const at = sql`cast(${now} as bigint)`;
       await sql`insert into notify_outbound_events (event_id, endpoint, type, body, status, attempts, next_attempt_at, created_at, updated_at)
-        select x.event_id, x.endpoint, x.type, ${`{"after":${start},"upTo":`} || cast(m.id as text) || '}', ${TRACKING_BATCH}, 0, ${at}, ${at}, ${at}
+        select x.event_id, x.endpoint, x.type, ${`{"after":${start},"upTo":`} || cast(m.id as text) || '}', ${TRACKING_BATCH}, 0, x.due, ${at}, ${at}
         from (${dialect.jsonRows(endpoints, ENDPOINT_COLUMNS)}) as x, (select max(id) as id from notify_events) as m
         where m.id > ${start}`.execute(trx);
     },
@@ -82,6 +83,16 @@ export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDia
  * and one insert, and the worker turns it into the events' rows (repos/outbound.ts).
  */
 export const TRACKING_BATCH = 'batch';
+
+/**
+ * How long after its last event a batch waits before the worker expands it, when its endpoint takes
+ * clicks: a link burst (a scanner following every link) is only seen once its later clicks are
+ * stored, and then relabels the earlier ones as a machine's. After the burst window (and a margin
+ * for the later clicks' flush) the labels are final, so a webhook carries the label the human-only
+ * figures count, whenever the worker runs. Opens are never relabelled: an opens-only endpoint's
+ * batch is due at once.
+ */
+export const LABELS_SETTLE_MS = BURST_WINDOW_MS + 3_000;
 
 /**
  * The ids of a batch's events lie in (after, upTo]: `after` is the largest id visible before the
