@@ -112,6 +112,15 @@ for (const engine of ENGINES) {
     assert.equal((heard[0].payload.contact as { unsubscribe_token: string }).unsubscribe_token, ann.unsubscribe_token, 'the token stays in the process');
     assert.ok(!got.some((e) => e.body.includes(ann.unsubscribe_token)), 'and never leaves it');
     assert.deepEqual((heard[3].payload.contact as { lists: string[] }).lists, ['deals']);
+
+    // bad inputs write nothing: an unknown list, a list the contact is not on, an unknown address
+    await assert.rejects(n.contacts.unsubscribe('bob@example.com', 'nope'), (err: Error & { code?: string }) => err.code === 'NOT_FOUND');
+    await n.contacts.unsubscribe('bob@example.com', 'deals');
+    assert.equal((await applyWebhookEvents(n.context, 'postmark', [{ type: 'bounce', email: 'nobody@example.com', message_id: 'pm-9', id: 'b9' }], 'delivery-3')).unknownContacts, 1);
+    assert.equal((await rows(w)).length, written.length, 'no event for any of them');
+    // erasure drops the person's events from the outbox, as it does every event naming the address
+    await n.contacts.erase('dee@example.com');
+    assert.ok(!(await rows(w)).some((r) => r.body.includes('dee@example.com')));
   });
 
   test(`[${engine}] a drip enrollment failing for good is notify_enrollment_failed in-process and notify:enrollment.failed on the wire, with the same payload`, async (t) => {
