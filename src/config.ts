@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseMailboxUrl } from './bounces/mailbox-url.ts';
+import { closestName } from './closest-name.ts';
 import { envName, type Layer, readConfigFile, readEnvFile, readEnvironment } from './config-sources.ts';
 import { OUTBOUND_EVENT_TYPES } from './core/storage/outbound.ts';
 import { NotifyError } from './errors.ts';
@@ -79,6 +80,12 @@ const dkimSpec = z.preprocess(
     .strict()
     .optional(),
 );
+/** The in-process name `notify_enrollment_failed` is `notify:enrollment.failed` on the wire, so it gets a hint as a typo does. */
+function unknownEvent(name: string): string {
+  const meant = closestName(name, OUTBOUND_EVENT_TYPES);
+  return `names an unknown event ${JSON.stringify(name)}${meant ? ` (did you mean ${meant}?)` : ''}: use ${OUTBOUND_EVENT_TYPES.join(', ')}`;
+}
+
 /** `[{ url, secret, events? }]`, or the same as JSON text (from .env or the environment). */
 const webhooksOutSpec = z.preprocess(
   (v) => {
@@ -97,7 +104,7 @@ const webhooksOutSpec = z.preprocess(
           url: z.string().refine((v) => /^https?:\/\/[^\s/]+/i.test(v) && URL.canParse(v), 'must be an http(s) URL'),
           secret: z.string().min(1, 'must not be empty (receivers check each request with it)'),
           events: z
-            .array(z.string().refine((v) => (OUTBOUND_EVENT_TYPES as readonly string[]).includes(v), (v) => ({ message: `names an unknown event ${JSON.stringify(v)}: use ${OUTBOUND_EVENT_TYPES.join(', ')}` })))
+            .array(z.string().refine((v) => (OUTBOUND_EVENT_TYPES as readonly string[]).includes(v), (v) => ({ message: unknownEvent(v) })))
             .optional(),
         },
         { invalid_type_error: 'must be an object { url, secret, events? }' },

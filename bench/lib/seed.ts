@@ -77,7 +77,8 @@ export async function countEvents(url: string, type: string): Promise<number> {
 export async function countOutbound(url: string): Promise<number> {
   const store = createStore(url);
   try {
-    while ((await store.outbound.expandTracking(100)) > 0);
+    // every batch, also those still waiting for their click labels to settle
+    while ((await store.outbound.expandTracking(100, Number.MAX_SAFE_INTEGER)) > 0);
     const row = await store.db.selectFrom('notify_outbound_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     return Number(row.n);
   } finally {

@@ -6,6 +6,7 @@ import { requireList } from './lists.ts';
 import type { IssuedLink } from './optin.ts';
 import { requireReferences } from './segment-references.ts';
 import { parseSegment, type Segment } from './segments.ts';
+import { leaveList } from './unsubscribe.ts';
 import { suppressIfChanged } from './suppression.ts';
 import type { ContactFilter, ContactWrite } from './storage/contacts.ts';
 import { CONTACT_STATUSES, type Contact, type ContactInput, type ContactStatus, isSuppressedStatus } from './types.ts';
@@ -153,7 +154,9 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'ev
         return (await suppressIfChanged(ctx, contact, 'unsubscribed', { source: 'api' })).contact;
       }
       const list = await requireList(ctx, listName);
-      await store.lists.setMembership(list.id, contact.id, 'unsubscribed', clock.now());
+      // a member leaving is an unsubscribe as the preference centre's (event row, app event); a non-member is only kept off the list
+      const { changed } = await leaveList(ctx, contact, list, { source: 'api', sendId: null, campaignId: null });
+      if (!changed) await store.lists.setMembership(list.id, contact.id, 'unsubscribed', clock.now());
       return (await store.contacts.getById(contact.id))!;
     },
     async erase(idOrEmail) {

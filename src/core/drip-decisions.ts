@@ -5,8 +5,9 @@ import type { Delivered, DeliveryJob, DeliveryRun } from './delivery.ts';
 import type { PreparedMessage } from './dispatch.ts';
 import type { DripRunDetail } from './drip-run.ts';
 import type { ClaimedEnrollment, Settlement } from './storage/enrollments.ts';
+import type { OutboundEvent } from './storage/outbound.ts';
 import type { SendOutcome, StepSend } from './storage/sends.ts';
-import type { RecipientContact, SendRecord, Step } from './types.ts';
+import type { Enrollment, RecipientContact, SendRecord, Step } from './types.ts';
 
 /**
  * What happens to a claimed drip enrollment: decided from its step's outcome (or from the send row
@@ -103,8 +104,9 @@ export async function recordDelivered(run: DripRun, group: Delivered<StepJob>[])
 }
 
 /**
- * Writes outcomes and settlements in one transaction, each settlement only while its claim is
- * still this run's; then counts what changed and fires notify_enrollment_failed for the failed.
+ * Writes outcomes, settlements and a notify_enrollment_failed for each enrollment that failed for
+ * good in one transaction, each settlement (and its event) only while its claim is still this
+ * run's; then counts what changed.
  */
 export async function writeDecisions(run: DripRun, decided: Decision[], outcomes: SendOutcome[]): Promise<void> {
   const { ctx, result } = run;
@@ -116,6 +118,8 @@ export async function writeDecisions(run: DripRun, decided: Decision[], outcomes
     if (outcomes.length > 0) await tx.sends.finish(outcomes, now);
     const ids = new Set<number>();
     for (const [claimToken, settlements] of byClaim) for (const id of await tx.enrollments.settle(claimToken, settlements, now)) ids.add(id);
+    const failed = decided.filter((d) => d.settlement.status === 'failed' && ids.has(d.settlement.id));
+    if (failed.length > 0) await tx.outbox.add(failed.map(enrollmentFailedEvent), now);
     return ids;
   });
   if (changed.size < decided.length) {
@@ -126,16 +130,17 @@ export async function writeDecisions(run: DripRun, decided: Decision[], outcomes
       if ((await ctx.store.enrollments.getById(d.enrollment.id))?.status === 'cancelled') await ctx.store.sends.cancelWaiting({ contactId: d.enrollment.contact_id }, now);
     }
   }
-  for (const { enrollment: e, settlement: s, retry } of decided) {
+  for (const { settlement: s, retry } of decided) {
     if (!changed.has(s.id)) continue;
     if (retry) result.retried++;
-    if (s.status !== 'failed') continue;
-    result.failed++;
-    ctx.events.emit('notify_enrollment_failed', {
-      enrollment: { id: e.id, sequence_id: e.sequence_id, contact_id: e.contact_id, status: 'failed', step_index: s.step_index, next_send_at: null, attempts: s.attempts, last_error: s.last_error },
-      error: s.last_error ?? 'failed',
-    });
+    if (s.status === 'failed') result.failed++;
   }
+}
+
+/** In-process `notify_enrollment_failed`, on the wire `notify:enrollment.failed`: the same plain payload. */
+function enrollmentFailedEvent({ enrollment: e, settlement: s }: Decision): OutboundEvent {
+  const enrollment: Enrollment = { id: e.id, sequence_id: e.sequence_id, contact_id: e.contact_id, status: 'failed', step_index: s.step_index, next_send_at: null, attempts: s.attempts, last_error: s.last_error };
+  return { type: 'notify:enrollment.failed', data: { enrollment, error: s.last_error ?? 'failed' } };
 }
 
 /** After a successful send: the next step, due its delay from now, or completed. */

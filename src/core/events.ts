@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { OutboundEventType } from './storage/outbound.ts';
 import type { UnsubscribeSource } from './suppression.ts';
 import type { Contact, Enrollment } from './types.ts';
 
@@ -46,6 +47,15 @@ export interface Engagement {
   machineReason: string | null;
 }
 export type NotifyEventName = keyof NotifyEventMap;
+
+/**
+ * The in-process name of an outgoing event: the same name, but for the enrollment failure, which
+ * the interface spec names `notify_enrollment_failed` and the wire names as the others are named.
+ */
+export const appEventName = (type: OutboundEventType): NotifyEventName => (type === 'notify:enrollment.failed' ? 'notify_enrollment_failed' : type);
+
+/** A contact as outgoing webhooks name it: no token, attributes or dates leave the process. */
+export const eventContact = (c: { id: number; email: string }): EventContact => ({ id: c.id, email: c.email });
 
 export interface NotifyEvents {
   on<E extends NotifyEventName>(event: E, fn: (payload: NotifyEventMap[E]) => void | Promise<void>): () => void;

@@ -51,7 +51,7 @@ export async function deliverOutbound(ctx: Pick<Context, 'store' | 'clock' | 'co
   const result: OutboundRunResult = { delivered: 0, retried: 0, dead: 0, lost: 0, pruned: 0 };
   const secrets = new Map(ctx.config.webhooksOut.map((h) => [h.url, h.secret]));
   while (!opts.signal?.aborted) {
-    const expanded = await ctx.store.outbound.expandTracking(EXPAND);
+    const expanded = await ctx.store.outbound.expandTracking(EXPAND, ctx.clock.now());
     const now = ctx.clock.now();
     const claimToken = newToken();
     const batch = await ctx.store.outbound.claimDue(now, now - STALE_MS, CLAIM, claimToken);

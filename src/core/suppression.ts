@@ -1,6 +1,8 @@
 import type { Context } from '../context.ts';
+import { eventContact, type NotifyEventMap } from './events.ts';
 import type { CounterName } from './storage/counters.ts';
 import type { StoreTx } from './storage/index.ts';
+import type { OutboundEvent } from './storage/outbound.ts';
 import type { Contact, ContactStatus } from './types.ts';
 
 /** where an unsubscribe came from: the link (GET, confirm button), RFC 8058 one-click, the API, the preference centre */
@@ -21,13 +23,13 @@ export interface SuppressOptions {
 const EVENT_TYPE: Record<SuppressReason, string> = { unsubscribed: 'unsubscribe', bounced: 'bounce', complained: 'complaint' };
 const COUNTER: Record<SuppressReason, CounterName> = { unsubscribed: 'unsubscribed', bounced: 'bounced', complained: 'complained' };
 
-type Ctx = Pick<Context, 'store' | 'clock' | 'events'>;
+type Ctx = Pick<Context, 'store' | 'clock'>;
 
 /**
  * The one path by which a contact becomes suppressed: status set, active drip
- * enrollments cancelled, an event row written, the campaign counter counted, all in ONE
- * transaction (a crash in between leaves none of it); then the application event fires.
- * Returns the updated contact.
+ * enrollments cancelled, an event row written, the campaign counter counted and the application
+ * event written to the outbox, all in ONE transaction (a crash in between leaves none of it); the
+ * event reaches in-process listeners after the commit. Returns the updated contact.
  */
 export async function suppressContact(ctx: Ctx, contact: Contact, status: SuppressReason, opts: SuppressOptions = {}): Promise<Contact> {
   return (await apply(ctx, contact, status, opts, false)).contact;
@@ -44,9 +46,8 @@ export async function suppressIfChanged(ctx: Ctx, contact: Contact, status: Supp
 
 async function apply(ctx: Ctx, contact: Contact, status: SuppressReason, opts: SuppressOptions, onlyIfChanged: boolean) {
   const now = ctx.clock.now();
-  const changed = await ctx.store.transaction((tx) => suppressInTransaction(tx, contact.id, status, opts, onlyIfChanged, now));
-  if (!changed) return { contact, changed };
-  return { contact: emitSuppressed(ctx, contact, status, opts, now), changed };
+  const changed = await ctx.store.transaction((tx) => suppressInTransaction(tx, contact, status, opts, onlyIfChanged, now));
+  return { contact: changed ? suppressed(contact, status, now) : contact, changed };
 }
 
 /** The contact's enrollments end, and with them the steps waiting for another attempt. */
@@ -57,9 +58,10 @@ async function cancelDrips(tx: StoreTx, contactId: number, now: number): Promise
 
 /**
  * The writes of a suppression inside the caller's transaction (so a webhook receipt lands with
- * them). Returns whether the status changed; the caller fires emitSuppressed after commit.
+ * them), its application event among them. Returns whether the status changed.
  */
-export async function suppressInTransaction(tx: StoreTx, contactId: number, status: SuppressReason, opts: SuppressOptions, onlyIfChanged: boolean, now: number): Promise<boolean> {
+export async function suppressInTransaction(tx: StoreTx, contact: Contact, status: SuppressReason, opts: SuppressOptions, onlyIfChanged: boolean, now: number): Promise<boolean> {
+  const contactId = contact.id;
   if (onlyIfChanged) {
     if (!(await tx.contacts.changeStatus(contactId, status, now))) {
       await cancelDrips(tx, contactId, now);
@@ -81,14 +83,23 @@ export async function suppressInTransaction(tx: StoreTx, contactId: number, stat
     },
   ]);
   if (opts.campaignId) await tx.counters.add(new Map([[opts.campaignId, { [COUNTER[status]]: 1 }]]));
+  await tx.outbox.add([suppressionEvent(suppressed(contact, status, now), status, opts)], now);
   return true;
 }
 
-/** The application event of a suppression that changed the status; returns the updated contact. */
-export function emitSuppressed(ctx: Pick<Context, 'events'>, contact: Contact, status: SuppressReason, opts: SuppressOptions, now: number): Contact {
-  const updated: Contact = { ...contact, status: status as ContactStatus, updated_at: new Date(now) };
-  if (status === 'unsubscribed') ctx.events.emit('notify:contact.unsubscribed', { contact: updated, source: opts.source ?? 'api', sendId: opts.sendId ?? null });
-  else if (status === 'bounced') ctx.events.emit('notify:contact.bounced', { contact: updated, message_id: opts.message_id ?? null, provider: opts.provider ?? null });
-  else ctx.events.emit('notify:contact.complained', { contact: updated, message_id: opts.message_id ?? null, provider: opts.provider ?? null });
-  return updated;
+const suppressed = (contact: Contact, status: SuppressReason, now: number): Contact => ({ ...contact, status: status as ContactStatus, updated_at: new Date(now) });
+
+/**
+ * `notify:contact.unsubscribed` / `.bounced` / `.complained`: listeners get the updated Contact,
+ * the webhook the same payload with the contact as `{ id, email }`.
+ */
+function suppressionEvent(contact: Contact, status: SuppressReason, opts: SuppressOptions): OutboundEvent {
+  if (status === 'unsubscribed') return unsubscribedEvent({ contact, source: opts.source ?? 'api', sendId: opts.sendId ?? null });
+  const local = { contact, message_id: opts.message_id ?? null, provider: opts.provider ?? null };
+  return { type: status === 'bounced' ? 'notify:contact.bounced' : 'notify:contact.complained', data: { ...local, contact: eventContact(contact) }, local };
+}
+
+/** The unsubscribe event, from everything or (with `list`) from one list. */
+export function unsubscribedEvent(local: NotifyEventMap['notify:contact.unsubscribed']): OutboundEvent {
+  return { type: 'notify:contact.unsubscribed', data: { ...local, contact: eventContact(local.contact) }, local };
 }

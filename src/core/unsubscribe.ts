@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import { type SuppressOptions, suppressIfChanged } from './suppression.ts';
+import { type SuppressOptions, suppressIfChanged, unsubscribedEvent } from './suppression.ts';
 import { hashToken, isWellFormedToken, readSendUnsubscribeToken } from './tokens.ts';
 import type { Contact } from './types.ts';
 
@@ -28,7 +28,7 @@ export interface UnsubscribeOptions {
   sendToken?: string | null;
 }
 
-type Ctx = Pick<Context, 'store' | 'clock' | 'events' | 'config'>;
+type Ctx = Pick<Context, 'store' | 'clock' | 'config'>;
 
 export async function findUnsubscribe(ctx: Pick<Context, 'store'>, token: string | undefined): Promise<UnsubscribeLookup> {
   // Malformed tokens never reach the database.
@@ -83,11 +83,12 @@ async function scopedList(ctx: Pick<Context, 'store' | 'config'>, campaignId: nu
 
 /**
  * The person leaves one list and stays subscribed to the others (unsubscribeScope 'list': the list of
- * the campaign whose link they used; the preference centre). Membership, event row (metadata names the list) and campaign
- * counter in one transaction; only the request that changes the membership writes and fires.
+ * the campaign whose link they used; the preference centre). Membership, event row (metadata names the list), campaign
+ * counter and `notify:contact.unsubscribed` (with `list`) in one transaction; only the request that changes the membership writes and fires.
  */
 export async function leaveList(ctx: Omit<Ctx, 'config'>, contact: Contact, list: { id: number; name: string }, opts: Required<Pick<SuppressOptions, 'source' | 'sendId' | 'campaignId'>>): Promise<UnsubscribeResult & { outcome: 'unsubscribed' }> {
   const now = ctx.clock.now();
+  const updated = { ...contact, lists: contact.lists.filter((l) => l !== list.name) };
   const changed = await ctx.store.transaction(async (tx) => {
     if (!(await tx.lists.leave(list.id, contact.id, now))) return false;
     await tx.events.insertMany([
@@ -104,10 +105,9 @@ export async function leaveList(ctx: Omit<Ctx, 'config'>, contact: Contact, list
       },
     ]);
     if (opts.campaignId) await tx.counters.add(new Map([[opts.campaignId, { unsubscribed: 1 }]]));
+    await tx.outbox.add([unsubscribedEvent({ contact: updated, source: opts.source, sendId: opts.sendId, list: list.name })], now);
     return true;
   });
-  const updated = { ...contact, lists: contact.lists.filter((l) => l !== list.name) };
-  if (changed) ctx.events.emit('notify:contact.unsubscribed', { contact: updated, source: opts.source, sendId: opts.sendId, list: list.name });
   return { outcome: 'unsubscribed', contact: updated, changed, list: list.name };
 }
 

@@ -3,8 +3,8 @@ import type { Context } from '../context.ts';
 import type { ParsedWebhookEvent } from '../webhooks/contract.ts';
 import { emailKey } from './email.ts';
 import type { StoreTx } from './storage/index.ts';
-import { emitSuppressed, type SuppressOptions, type SuppressReason, suppressInTransaction } from './suppression.ts';
-import type { Contact, SendRecord } from './types.ts';
+import { type SuppressOptions, type SuppressReason, suppressInTransaction } from './suppression.ts';
+import type { SendRecord } from './types.ts';
 
 export interface WebhookApplyResult {
   /** events in the delivery */
@@ -17,15 +17,14 @@ export interface WebhookApplyResult {
   unknownContacts: number;
 }
 
-type Ctx = Pick<Context, 'store' | 'clock' | 'events'>;
-type Suppressed = { contact: Contact; status: SuppressReason; opts: SuppressOptions };
+type Ctx = Pick<Context, 'store' | 'clock'>;
 
 /**
  * Applies verified webhook events: bounce -> contact `bounced`, complaint ->
  * `complained` (both through the suppression flow: enrollments cancelled, event row, campaign
- * counter, application event), soft_bounce -> a `soft_bounce` event row only. Each event's
+ * counter, application event in the outbox), soft_bounce -> a `soft_bounce` event row only. Each event's
  * receipt is written in the same transaction as its effects, so a redelivery (same provider id)
- * changes nothing, and a failure stores neither. Application events fire after the commit.
+ * changes nothing, and a failure stores neither (nor an event). Application events fire after the commit.
  *
  * `fallbackId` identifies the delivery for events that carry no id of their own (a body hash).
  */
@@ -34,30 +33,23 @@ export async function applyWebhookEvents(ctx: Ctx, provider: string, events: Par
   const result: WebhookApplyResult = { received: events.length, applied: 0, duplicates: 0, unknownContacts: 0 };
   if (keyed.length === 0) return result;
   const now = ctx.clock.now();
-  const suppressed = await ctx.store.transaction(async (tx) => {
+  await ctx.store.transaction(async (tx) => {
     const fresh = await tx.webhookReceipts.claim(provider, keyed.map((k) => k.key), now);
-    const out: Suppressed[] = [];
     Object.assign(result, { applied: 0, duplicates: 0, unknownContacts: 0 });
     for (const { event, key } of keyed) {
       if (!fresh.delete(key)) {
         result.duplicates++;
         continue;
       }
-      const applied = await applyOne(tx, provider, event, now);
-      if (applied === 'unknown') result.unknownContacts++;
-      else {
-        result.applied++;
-        if (applied) out.push(applied);
-      }
+      if ((await applyOne(tx, provider, event, now)) === 'unknown') result.unknownContacts++;
+      else result.applied++;
     }
-    return out;
   });
-  for (const s of suppressed) emitSuppressed(ctx, s.contact, s.status, s.opts, now);
   return result;
 }
 
-/** Returns the suppression to announce, null when nothing is to be announced, 'unknown' for no contact. */
-async function applyOne(tx: StoreTx, provider: string, event: ParsedWebhookEvent, now: number): Promise<Suppressed | null | 'unknown'> {
+/** 'unknown' when the address is no contact's (a soft bounce is recorded all the same). */
+async function applyOne(tx: StoreTx, provider: string, event: ParsedWebhookEvent, now: number): Promise<'applied' | 'unknown'> {
   const key = emailKey(event.email);
   const contact = await tx.contacts.getByEmailKey(key);
   const send = event.message_id ? await sendByMessageId(tx, event.message_id) : undefined;
@@ -78,12 +70,13 @@ async function applyOne(tx: StoreTx, provider: string, event: ParsedWebhookEvent
         created_at: now,
       },
     ]);
-    return null;
+    return 'applied';
   }
   if (!contact) return 'unknown';
   const status: SuppressReason = event.type === 'bounce' ? 'bounced' : 'complained';
   const opts: SuppressOptions = { sendId: attributed?.id ?? null, campaignId: attributed?.campaign_id ?? null, provider, message_id };
-  return (await suppressInTransaction(tx, contact.id, status, opts, true, now)) ? { contact, status, opts } : null;
+  await suppressInTransaction(tx, contact, status, opts, true, now);
+  return 'applied';
 }
 
 /** Providers report a Message-ID with or without its angle brackets; the send stored one form. */

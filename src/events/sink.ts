@@ -1,5 +1,5 @@
 import type { Config } from '../config.ts';
-import type { NotifyEvents } from '../core/events.ts';
+import { appEventName, type NotifyEvents } from '../core/events.ts';
 import { type EventSink, OUTBOUND_EVENT_TYPES, type OutboundEventType } from '../core/storage/outbound.ts';
 
 /**
@@ -10,10 +10,10 @@ export function createEventSink(config: Pick<Config, 'webhooksOut'>, events: Not
   const endpoints = new Map<OutboundEventType, string[]>(OUTBOUND_EVENT_TYPES.map((t) => [t, config.webhooksOut.filter((h) => !h.events || h.events.includes(t)).map((h) => h.url)]));
   return {
     endpointsFor: (type) => endpoints.get(type) ?? [],
-    wants: (type) => (endpoints.get(type)?.length ?? 0) > 0 || events.has(type),
-    listens: (type) => events.has(type),
+    wants: (type) => (endpoints.get(type)?.length ?? 0) > 0 || events.has(appEventName(type)),
+    listens: (type) => events.has(appEventName(type)),
     publish(list) {
-      for (const e of list) events.emit(e.type, e.data as never);
+      for (const e of list) events.emit(appEventName(e.type), (e.local ?? e.data) as never);
     },
   };
 }

@@ -75,6 +75,12 @@ export function createStore(url: string, events?: EventSink): Store {
           lists: createListsRepo(trx, dialect, held.outbox),
           sends: createSendsRepo(trx, dialect, held.outbox),
           webhookReceipts: createWebhookReceiptsRepo(trx),
+          outbox: {
+            async add(events, now) {
+              await held.outbox.write(trx, events, now);
+              held.outbox.publish(events);
+            },
+          },
         }),
       );
       held.committed();

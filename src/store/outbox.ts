@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { BURST_WINDOW_MS } from '../core/engagement.ts';
 import type { EventSink, OutboundEvent, OutboundEventType } from '../core/storage/outbound.ts';
 import { columnList, type StoreDialect } from './dialect.ts';
 import type { Database } from './schema.ts';
@@ -36,7 +37,7 @@ export interface Outbox {
 
 const ROWS_PER_INSERT = 1000;
 
-const ENDPOINT_COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text' });
+const ENDPOINT_COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text', due: 'bigint' });
 const COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text', body: 'text', status: 'text', attempts: 'integer', next_attempt_at: 'bigint', created_at: 'bigint', updated_at: 'bigint' });
 
 /** The id receivers dedupe on: random, so two processes never make the same one. */
@@ -48,9 +49,11 @@ export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDia
     return { wants: () => false, listens: () => false, tracking: false, trackingStart: async () => undefined, writeTracking: none, insertTracked: (trx, insert) => insert.execute(trx).then(none), write: none, publish: () => {} };
   }
   const tracking = trackingEndpoints(sink);
-  const batchEndpoints = () => {
+  // A batch whose endpoint takes clicks is due once later clicks could still relabel them (LABELS_SETTLE_MS).
+  const batchEndpoints = (now: number) => {
     const id = `bat_${randomBytes(12).toString('base64url')}`;
-    return dialect.jsonRows(JSON.stringify(tracking.map(({ endpoint, types }) => ({ event_id: id, endpoint, type: types.join(',') }))), ENDPOINT_COLUMNS);
+    const rows = tracking.map(({ endpoint, types }) => ({ event_id: id, endpoint, type: types.join(','), due: types.includes(TRACKED_TYPES.click) ? now + LABELS_SETTLE_MS : now }));
+    return dialect.jsonRows(JSON.stringify(rows), ENDPOINT_COLUMNS);
   };
   return {
     wants: (type) => sink.wants(type),
@@ -62,8 +65,8 @@ export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDia
       // inside the batch's transaction, which holds its sends' row locks meanwhile).
       const at = sql`cast(${now} as bigint)`;
       await sql`insert into notify_outbound_events (event_id, endpoint, type, body, status, attempts, next_attempt_at, created_at, updated_at)
-        select x.event_id, x.endpoint, x.type, ${`{"after":${start},"upTo":`} || cast(m.id as text) || '}', ${TRACKING_BATCH}, 0, ${at}, ${at}, ${at}
-        from (${batchEndpoints()}) as x, (select max(id) as id from notify_events) as m
+        select x.event_id, x.endpoint, x.type, ${`{"after":${start},"upTo":`} || cast(m.id as text) || '}', ${TRACKING_BATCH}, 0, x.due, ${at}, ${at}
+        from (${batchEndpoints(now)}) as x, (select max(id) as id from notify_events) as m
         where m.id > ${start}`.execute(trx);
     },
     async insertTracked(trx, insert, now) {
@@ -76,8 +79,8 @@ export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDia
       const at = sql`cast(${now} as bigint)`;
       await sql`with e as (${insert})
         insert into notify_outbound_events (event_id, endpoint, type, body, status, attempts, next_attempt_at, created_at, updated_at)
-        select x.event_id, x.endpoint, x.type, '{"after":' || cast(m.lo - 1 as text) || ',"upTo":' || cast(m.hi as text) || '}', ${TRACKING_BATCH}, 0, ${at}, ${at}, ${at}
-        from (${batchEndpoints()}) as x, (select min(id) as lo, max(id) as hi from e) as m
+        select x.event_id, x.endpoint, x.type, '{"after":' || cast(m.lo - 1 as text) || ',"upTo":' || cast(m.hi as text) || '}', ${TRACKING_BATCH}, 0, x.due, ${at}, ${at}
+        from (${batchEndpoints(now)}) as x, (select min(id) as lo, max(id) as hi from e) as m
         where m.hi is not null`.execute(trx);
     },
     async write(trx, events, now) {
@@ -109,6 +112,16 @@ export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDia
  * and one insert, and the worker turns it into the events' rows (repos/outbound.ts).
  */
 export const TRACKING_BATCH = 'batch';
+
+/**
+ * How long after its last event a batch waits before the worker expands it, when its endpoint takes
+ * clicks: a link burst (a scanner following every link) is only seen once its later clicks are
+ * stored, and then relabels the earlier ones as a machine's. After the burst window (and a margin
+ * for the later clicks' flush) the labels are final, so a webhook carries the label the human-only
+ * figures count, whenever the worker runs. Opens are never relabelled: an opens-only endpoint's
+ * batch is due at once.
+ */
+export const LABELS_SETTLE_MS = BURST_WINDOW_MS + 3_000;
 
 /**
  * The ids of a batch's events lie in (after, upTo]: `after` is the largest id visible before the

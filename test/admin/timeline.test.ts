@@ -37,7 +37,7 @@ forEachEngine('admin: a contact and their timeline', (h) => {
     clock.advance(minutes(1));
     await notify().contacts.subscribe('ann@example.com', 'Tips');
     clock.advance(minutes(1));
-    await notify().contacts.unsubscribe('ann@example.com', 'News');
+    await notify().contacts.unsubscribe('ann@example.com', 'News'); // an unsubscribe from that list, as the preference centre's
     clock.advance(minutes(1));
     assert.equal((await call(notify(), `/notify/unsubscribe/${ann.unsubscribe_token}`)).status, 200);
 
@@ -46,6 +46,7 @@ forEachEngine('admin: a contact and their timeline', (h) => {
     assert.deepEqual(brief, [
       [6, 'unsubscribe'],
       [6, 'contact:subscribed>unsubscribed'],
+      [5, 'unsubscribe'],
       [5, 'News:subscribed>unsubscribed'],
       [4, 'Tips:null>subscribed'],
       [3, 'click'],
@@ -67,6 +68,7 @@ forEachEngine('admin: a contact and their timeline', (h) => {
       [
         ['Unsubscribed', ''],
         ['Status changed', ''],
+        ['Unsubscribed', ''],
         ['Left list News', ''],
         ['Joined list Tips', ''],
         ['Clicked', 'Spring &lt;news&gt;'],
@@ -79,8 +81,9 @@ forEachEngine('admin: a contact and their timeline', (h) => {
     assert.equal(rows[0][0], '2026-03-01 09:06 UTC');
     assert.equal(rows[0][3], 'link');
     assert.equal(rows[1][3], 'subscribed → unsubscribed');
-    assert.equal(rows[4][3], 'link 1');
-    assert.equal(rows[8][3], 'status subscribed');
+    assert.equal(rows[2][3], 'api');
+    assert.equal(rows[5][3], 'link 1');
+    assert.equal(rows[9][3], 'status subscribed');
     assert.match(html, new RegExp(`<a href="/notify/admin/campaigns/${campaign.id}">Spring &lt;news&gt;</a>`));
   });
 

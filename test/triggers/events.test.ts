@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { createContactsService } from '../../src/core/contacts.ts';
 import type { NotifyEventName } from '../../src/core/events.ts';
 import { hashToken, newToken } from '../../src/core/tokens.ts';
+import { LABELS_SETTLE_MS } from '../../src/store/outbox.ts';
 import { dripWorld, type DripWorld } from '../drips/helpers.ts';
 import { ENGINES } from '../helpers/engines.ts';
 import { call } from '../helpers/http.ts';
@@ -73,6 +74,7 @@ for (const engine of ENGINES) {
     const campaignSent = heard.find((h) => h.type === 'notify:campaign.sent')!.data;
     assert.deepEqual(campaignSent, { campaign: { id: campaign.id, name: null, subject: 'Launch' }, sent: 2, failed: 0, suppressed: 0 });
 
+    w.clock.advance(LABELS_SETTLE_MS); // the click's label is final
     const r = await n.events.deliver();
     assert.equal(r.delivered, heard.length);
     assert.equal(receiver.received.length, heard.length);

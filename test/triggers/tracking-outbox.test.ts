@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { untilNext } from '../../src/cli/commands/worker.ts';
 import { loadConfig } from '../../src/config.ts';
+import { LABELS_SETTLE_MS } from '../../src/store/outbox.ts';
 import { dripWorld, type DripWorld } from '../drips/helpers.ts';
 import { ENGINES } from '../helpers/engines.ts';
 import { call } from '../helpers/http.ts';
@@ -9,6 +10,7 @@ import { startReceiver } from './receiver.ts';
 
 const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
 const DAY = 24 * 60 * 60_000;
+const ADMIN = 'admin-token-0123456789abcdef';
 
 const outbox = (w: DripWorld) => w.notify.context.store.db.selectFrom('notify_outbound_events').selectAll().orderBy('id').execute();
 
@@ -71,8 +73,11 @@ for (const engine of ENGINES) {
     const stored = await w.notify.context.store.db.selectFrom('notify_events').select(['id', 'type']).where('type', 'in', ['open', 'click']).orderBy('id').execute();
     assert.equal(stored.length, 9);
 
+    assert.equal((await w.notify.events.deliver()).delivered, 6, 'the opens-only endpoint at once');
+    assert.equal(all.received.length, 0, 'the endpoint that takes clicks once their labels are final');
+    w.clock.advance(LABELS_SETTLE_MS);
     const run = await w.notify.events.deliver();
-    assert.equal(run.delivered, 9 + 6);
+    assert.equal(run.delivered, 9);
     const ids = (kind: string) => stored.filter((e) => kind === 'all' || e.type === kind).map((e) => `evt_e${e.id}`);
     assert.deepEqual(all.received.map((e) => e.id).sort(), ids('all').sort(), 'every open and click, each once, its id made from its event row');
     assert.deepEqual(opensOnly.received.map((e) => e.id).sort(), ids('open').sort(), 'the second endpoint takes opens only');
@@ -82,6 +87,43 @@ for (const engine of ENGINES) {
     assert.equal(click.data.link_index, 0);
     assert.deepEqual((await outbox(w)).map((r) => r.status).filter((s) => s !== 'delivered'), [], 'the batch rows are gone, every delivery recorded');
     assert.equal((await w.notify.events.deliver()).delivered, 0, 'nothing twice');
+  });
+
+  test(`[${engine}] a click a later burst relabels reaches the webhook with its final label (a machine's, as the human-only figures count it), not the one heard at its flush`, async (t) => {
+    const receiver = await startReceiver();
+    t.after(() => receiver.close());
+    const w = await dripWorld(engine, { webhooksOut: [{ url: receiver.url, secret: 's', events: ['notify:email.clicked'] }], adminToken: ADMIN });
+    worlds.push(w);
+    const admin = async (status: string) => (await call(w.notify, `/notify/admin/webhooks?status=${status}`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
+    const heard: Record<string, unknown>[] = [];
+    w.notify.on('notify:email.clicked', (e) => void heard.push(e as unknown as Record<string, unknown>));
+    await w.notify.contacts.upsert({ email: 'ann@example.com', lists: ['news'] });
+    const campaign = await w.notify.campaigns.create({ subject: 'Three', html: '<p><a href="https://example.com/1">1</a> <a href="https://example.com/2">2</a> <a href="https://example.com/3">3</a></p>', list: 'news' });
+    await w.notify.campaigns.send(campaign.id);
+    const message = w.mailer.messages[0];
+    const html = (message.html ?? message.raw?.toString('utf8') ?? '').replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+    const clicks = [...html.matchAll(/http:\/\/localhost:3000(\/notify\/click\/[^"\s]+)/g)].map((m) => m[1].replace(/&amp;/g, '&'));
+    assert.equal(clicks.length, 3);
+    w.clock.advance(10 * 60_000);
+    assert.equal((await call(w.notify, clicks[0], { headers: { 'user-agent': BROWSER } })).status, 302);
+    await w.notify.flush();
+    assert.equal((await w.notify.events.deliver()).delivered, 0, 'not before the burst window has closed');
+    const waiting = await admin('pending');
+    assert.match(waiting, /pending: 1</, 'the admin counts the waiting click as a pending delivery');
+    assert.match(waiting, /<td class="n">1<\/td>\s*<td>notify:email.clicked<\/td>/, 'and lists its batch with the events it stands for');
+    assert.doesNotMatch(waiting, />batch</, 'never a status of its own');
+    // a link scanner follows the two other links within the burst window, flushed in a later batch
+    w.clock.advance(500);
+    for (const click of clicks.slice(1)) assert.equal((await call(w.notify, click, { headers: { 'user-agent': BROWSER } })).status, 302);
+    await w.notify.flush();
+    assert.deepEqual(heard.map((h) => [h.link_index, h.isMachine]), [[0, false], [1, true], [2, true]], 'in-process: the label at each flush');
+    w.clock.advance(LABELS_SETTLE_MS);
+    assert.equal((await w.notify.events.deliver()).delivered, 3);
+    assert.match(await admin('delivered'), /pending: 0<[\s\S]*delivered: 3</);
+    const got = receiver.received.map((e) => [e.data.link_index, e.data.isMachine, e.data.machineReason]).sort();
+    assert.deepEqual(got, [[0, true, 'link_burst'], [1, true, 'link_burst'], [2, true, 'link_burst']], 'the webhook: the label the stored row holds once final');
+    const send = await w.notify.context.store.db.selectFrom('notify_sends').select('human_clicked_at').where('token', '=', message.sendToken).executeTakeFirstOrThrow();
+    assert.equal(send.human_clicked_at, null, 'as the human-only figures count it');
   });
 
   test(`[${engine}] two batches whose ranges overlap (concurrent writers) still give each event one delivery per endpoint`, async (t) => {
@@ -182,6 +224,9 @@ for (const engine of ENGINES) {
     assert.equal(await untilNext(w.notify, interval), interval, 'delivered: back to the interval');
 
     await engagement(w, 1, 1);
-    assert.equal(await untilNext(w.notify, interval), 0, 'a tracking batch waiting to be expanded is due at once');
+    await w.notify.events.deliver(); // the sends' and the join's events
+    assert.equal(await untilNext(w.notify, interval), LABELS_SETTLE_MS, 'a tracking batch with clicks is due once their labels are final');
+    w.clock.advance(LABELS_SETTLE_MS);
+    assert.equal(await untilNext(w.notify, interval), 0, 'then at once');
   });
 }

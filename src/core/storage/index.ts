@@ -9,7 +9,7 @@ import type { ListsRepo } from './lists.ts';
 import type { MetaRepo } from './meta.ts';
 import type { OptinRepo } from './optin.ts';
 import type { PacingRepo } from './pacing.ts';
-import type { OutboundRepo } from './outbound.ts';
+import type { EventOutbox, OutboundRepo } from './outbound.ts';
 import type { RateLimitsRepo } from './rate-limits.ts';
 import type { SendsRepo } from './sends.ts';
 import type { SequencesRepo } from './sequences.ts';
@@ -59,5 +59,8 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** The repositories available inside Store.transaction. */
-export type StoreTx = Pick<Store, 'campaigns' | 'contacts' | 'counters' | 'enrollments' | 'events' | 'lists' | 'sends' | 'webhookReceipts'>;
+/**
+ * The repositories available inside Store.transaction, and its outbox: the events its writes cause
+ * land with them, and reach in-process listeners after the commit.
+ */
+export type StoreTx = Pick<Store, 'campaigns' | 'contacts' | 'counters' | 'enrollments' | 'events' | 'lists' | 'sends' | 'webhookReceipts'> & { readonly outbox: EventOutbox };
