@@ -10,7 +10,8 @@ import { startNodemailerWorker, startSendWorker } from './lib/workers.ts';
 /**
  * Campaign dispatch to a loopback SMTP sink against two nodemailer baselines sending to the same
  * sink with the same pooled transport settings:
- *   notify.campaigns.send  vs  raw nodemailer pool sending pre-built raw MIME    target >= 0.85
+ *   notify.campaigns.send  vs  raw nodemailer pool sending notify's own message bytes, pre-built   target >= 0.85
+ *   (also printed: the same pool sending a smaller nodemailer-composed MIME, html + a one-line text)
  *   notify.campaigns.send  vs  plain sendMail({ html }) per recipient            target >= 3
  * The email is the 20 KB / 30-link one; notify renders, tracks and records every send, on SQLite
  * and (when it answers) PostgreSQL, each sender in a process of its own. Sender processes on the
@@ -32,13 +33,15 @@ try {
   for (const w of workers) await w.seed(RECIPIENTS);
   // warm-up: JIT, the pools' connections, the campaign compile path (not counted)
   await baselines.rate('raw', RECIPIENTS);
+  await baselines.rate('same', RECIPIENTS);
   await baselines.rate('html', PLAIN);
   for (const w of workers) await w.campaign();
   const guard = await startGuard();
-  const rounds: { raw: number; plain: number; campaign: number[]; cpuUs: number[] }[] = [];
+  const rounds: { raw: number; same: number; plain: number; campaign: number[]; cpuUs: number[] }[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const raw = await baselines.rate('raw', RECIPIENTS);
-    const round = { raw, plain: 0, campaign: [] as number[], cpuUs: [] as number[] };
+    const same = await baselines.rate('same', RECIPIENTS);
+    const round = { raw, same, plain: 0, campaign: [] as number[], cpuUs: [] as number[] };
     for (const w of workers) {
       await sink.reset();
       const run = await w.campaign();
@@ -55,13 +58,15 @@ try {
   workers.forEach((_, e) => {
     const engine = e === 0 ? '' : ' [postgres]';
     const campaign = median(rounds.map((x) => x.campaign[e]));
-    const ratio = (b: 'raw' | 'plain') => median(rounds.map((x) => x.campaign[e] / x[b]));
+    const ratio = (b: 'raw' | 'same' | 'plain') => median(rounds.map((x) => x.campaign[e] / x[b]));
     const raw = median(rounds.map((x) => x.raw));
+    const same = median(rounds.map((x) => x.same));
     const plain = median(rounds.map((x) => x.plain));
-    info(`medians of ${ROUNDS} rounds${engine}`, `raw ${fmt(raw)}, campaign ${fmt(campaign)}, sendMail({html}) ${fmt(plain)} msg/s`);
+    info(`medians of ${ROUNDS} rounds${engine}`, `raw (notify's bytes) ${fmt(same)}, raw (smaller nodemailer MIME) ${fmt(raw)}, campaign ${fmt(campaign)}, sendMail({html}) ${fmt(plain)} msg/s`);
+    info(`campaign dispatch / raw smaller nodemailer MIME${engine}`, `${ratio('raw').toFixed(3)} (not the target's baseline: a smaller message)`);
     // CPU time of the sending process means something on a loaded machine, where wall-time rates do not
     info(`sender CPU per message${engine}`, `${fmt(median(rounds.map((x) => x.cpuUs[e])))} us (median of ${ROUNDS} rounds)`);
-    report({ name: `campaign dispatch${engine}`, value: campaign, unit: 'msg/s', baselineName: 'raw nodemailer, pre-built MIME', baseline: raw, ratio: ratio('raw'), target: { on: 'ratio', op: '>=', limit: 0.85 }, note }, checked);
+    report({ name: `campaign dispatch${engine}`, value: campaign, unit: 'msg/s', baselineName: "raw nodemailer, notify's bytes pre-built", baseline: same, ratio: ratio('same'), target: { on: 'ratio', op: '>=', limit: 0.85 }, note }, checked);
     report({ name: `campaign dispatch vs sendMail({html})${engine}`, value: campaign, unit: 'msg/s', baselineName: 'sendMail({html})', baseline: plain, ratio: ratio('plain'), target: { on: 'ratio', op: '>=', limit: 3 } }, checked);
   });
 } finally {

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
+import { createNotify } from '../../src/notify.ts';
 
 export const FROM = 'news@example.com';
 
@@ -24,14 +25,55 @@ export function pooledTransport(smtpUrl: string) {
   return nodemailer.createTransport({ pool: true, maxConnections: 5, maxMessages: Number.POSITIVE_INFINITY, host: hostname, port: Number(port), secure: false, ignoreTLS: true, getSocket } as nodemailer.TransportOptions);
 }
 
+const PLACEHOLDER = 'RCPT@example.com';
+
 /** Builds one message per recipient before timing starts: headers differ per recipient, the body is shared. */
 export async function prebuild(html: string, to: string[]): Promise<Buffer[]> {
-  const template = await new MailComposer({ from: FROM, to: 'RCPT@example.com', subject: 'This week', html, text: 'This week' }).compile().build();
+  return perRecipient(await new MailComposer({ from: FROM, to: PLACEHOLDER, subject: 'This week', html, text: 'This week' }).compile().build(), to);
+}
+
+/** The template's placeholder address replaced by each recipient's. */
+function perRecipient(template: Buffer, to: string[]): Buffer[] {
   const text = template.toString('latin1');
-  const at = text.indexOf('RCPT@example.com');
+  const at = text.indexOf(PLACEHOLDER);
+  if (at < 0) throw new Error('the template does not name its recipient');
   const before = Buffer.from(text.slice(0, at), 'latin1');
-  const after = Buffer.from(text.slice(at + 'RCPT@example.com'.length), 'latin1');
+  const after = Buffer.from(text.slice(at + PLACEHOLDER.length), 'latin1');
   return to.map((addr) => Buffer.concat([before, Buffer.from(addr), after]));
+}
+
+/**
+ * The message notify itself sends for this email (tracked links, the text part it derives, the
+ * unsubscribe headers), captured from a campaign to one contact: the baseline that sends exactly
+ * notify's bytes, so the ratio is notify's own cost per message and not a smaller message's.
+ */
+export async function notifyMessage(html: string): Promise<Buffer> {
+  let raw: Buffer | undefined;
+  const mailer = {
+    send: async (m: { raw?: Buffer }) => {
+      raw = m.raw;
+      return true;
+    },
+  };
+  const notify = await createNotify({ database: 'sqlite::memory:', mailer, configFile: false, env: {}, logLevel: 'warn', fromEmail: FROM, baseUrl: 'https://news.example.com' });
+  try {
+    await notify.contacts.upsert({ email: PLACEHOLDER, name: 'Reader' });
+    const { id } = await notify.campaigns.create({ subject: 'This week', html });
+    await notify.campaigns.send(id);
+  } finally {
+    await notify.close();
+  }
+  if (!raw) throw new Error('notify sent no message to capture');
+  return raw;
+}
+
+/** Baseline 1b: the same pool sending notify's own message bytes, pre-built. */
+let captured: Promise<Buffer> | undefined;
+export async function notifyBytesRate(transport: Transport, html: string, count: number): Promise<number> {
+  const to = recipients(count, 'same');
+  captured ??= notifyMessage(html);
+  const raws = perRecipient(await captured, to);
+  return timeSends((i) => transport.sendMail({ envelope: { from: FROM, to: [to[i]] }, raw: raws[i] }), count);
 }
 
 /** Messages per second for sending every message through the pool, all queued at once. */

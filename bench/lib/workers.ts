@@ -52,7 +52,7 @@ export async function startSendWorker(smtpUrl: string, database?: string, compil
 export async function startNodemailerWorker(smtpUrl: string) {
   const child = await startChild(new URL('../servers/nodemailer-worker.ts', import.meta.url), { args: [smtpUrl], core: SUBJECT_CORE });
   return {
-    rate: async (what: 'raw' | 'html', n: number) => (await child.call<{ rate: number }>({ do: what, n })).rate,
+    rate: async (what: 'raw' | 'same' | 'html', n: number) => (await child.call<{ rate: number }>({ do: what, n })).rate,
     stop: async () => void (await child.stop()),
   };
 }
