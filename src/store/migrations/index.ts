@@ -16,6 +16,7 @@ import * as statusChanges from './012_status_changes.ts';
 import * as triggersOutbound from './013_triggers_outbound.ts';
 import * as campaignTracking from './014_campaign_tracking.ts';
 import * as trackingBatches from './015_tracking_batches.ts';
+import * as eventsDropClickIndex from './018_events_drop_click_index.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /**
@@ -47,6 +48,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '013_triggers_outbound': triggersOutbound,
   '014_campaign_tracking': campaignTracking,
   '015_tracking_batches': trackingBatches,
+  '018_events_drop_click_index': eventsDropClickIndex,
 };
 
 export interface MigrateResult {
