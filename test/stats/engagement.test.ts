@@ -157,6 +157,29 @@ function engagementSuite(h: EngineHandle, start: number | undefined): void {
     assert.equal((await notify().context.store.counters.get(campaignId)).human_clicked, 3);
   });
 
+  test("a burst on an erased person's send still gives back the human click stored before the erasure", async () => {
+    const { campaignId, send, click } = await setup();
+    await click(0);
+    await notify().flush();
+    assert.equal(await notify().contacts.erase(send.contactId), true);
+    clock.advance(300);
+    for (const i of [1, 2]) {
+      await click(i);
+      await notify().flush();
+      clock.advance(300);
+    }
+    assert.deepEqual(
+      (await eventsOf(notify().context.store, send.id, 'click')).map((e) => [e.link_index, e.contact_id, e.machine_reason]),
+      [
+        [0, null, 'link_burst'],
+        [1, null, 'link_burst'],
+        [2, null, 'link_burst'],
+      ],
+    );
+    assert.equal((await sendRow(notify().context.store, send.id)).human_clicked_at, null);
+    assert.equal((await notify().context.store.counters.get(campaignId)).human_clicked, 0);
+  });
+
   test('only the label and reason are stored: no IP (trackIpAddress is off) and no user agent', async () => {
     const { send } = await setup();
     const server = await serve(notify());
