@@ -5,12 +5,12 @@ import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { queryRows } from './database.ts';
 import { Deployment, describeEachEngine } from './harness.ts';
-import { delivered, pixelUrl, READER } from './mail.ts';
+import { delivered, pixelUrl, READER, trackedLinks } from './mail.ts';
 
 /** GET on a connection of its own (no keep-alive), so the primary hands each request to the next worker. */
-function getAlone(url: string): Promise<{ status: number; bytes: number }> {
+function getAlone(url: string, headers: Record<string, string> = READER): Promise<{ status: number; bytes: number }> {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent: false, headers: READER }, (res) => {
+    const req = http.get(url, { agent: false, headers }, (res) => {
       let bytes = 0;
       res.on('data', (c: Buffer) => {
         bytes += c.length;
@@ -66,5 +66,46 @@ describeEachEngine('notify serve --workers 2, as deployed', (engine) => {
     assert.notEqual(send.opened_at, null);
     const report = JSON.parse(await d.cli(['stats', id, '--json']));
     assert.equal(report.stats.opened, 1, 'one reader, one first open, whichever worker wrote it');
+  });
+
+  test('a link scanner whose clicks both workers answered: every click of its burst labelled, no human click counted', async () => {
+    d.writeFile('scanned.csv', 'email,name\nbob@example.com,Bob\n');
+    await d.cli(['contacts:import', 'scanned.csv', '--list', 'scanned']);
+    const html = '<p><a href="https://example.com/a">a</a> <a href="https://example.com/b">b</a> <a href="https://example.com/c">c</a></p>';
+    const id = (await d.cli(['campaigns:create', '--subject', 'Scanned', '--html', html, '--list', 'scanned'])).trim().split('\n')[0];
+    assert.match(await d.cli(['notify:send-campaign', id]), /sent 1, failed 0/);
+    const [mail] = await delivered(d.sink, (m) => m.parsed.subject === 'Scanned', 1);
+    const links = trackedLinks(mail);
+    assert.equal(links.length, 3);
+
+    const serve = d.spawn(['serve', '--workers', '2', '--port', String(d.port), '--host', '127.0.0.1'], { name: 'serve --workers 2' });
+    await serve.waitForOutput(/listening on (http:\/\/\S+) \(routes under \/notify\/\), 2 worker processes/, 60_000);
+    // past the 5 s after delivery in which any click is a scanner's (so only the burst can say so)
+    await new Promise((r) => setTimeout(r, 5_500));
+    // one connection per click, 400 ms apart: each lands in its own flush, the workers in turn
+    for (const link of links) {
+      assert.equal((await getAlone(link.href)).status, 302);
+      await new Promise((r) => setTimeout(r, 400));
+    }
+    assert.equal(await serve.stop(60_000), 0, serve.describe());
+
+    const clicks = await queryRows<{ link_index: number; machine_reason: string | null }>(
+      d.database,
+      "select link_index, machine_reason from notify_events where campaign_id = ? and type = 'click' order by link_index",
+      [Number(id)],
+    );
+    assert.deepEqual(
+      clicks.map((c) => [Number(c.link_index), c.machine_reason]),
+      [
+        [0, 'link_burst'],
+        [1, 'link_burst'],
+        [2, 'link_burst'],
+      ],
+    );
+    const [send] = await queryRows<{ clicked_at: number | null; human_clicked_at: number | null }>(d.database, 'select clicked_at, human_clicked_at from notify_sends where campaign_id = ?', [Number(id)]);
+    assert.notEqual(send.clicked_at, null);
+    assert.equal(send.human_clicked_at, null, 'the human click counted by the first flush was given back');
+    const report = JSON.parse(await d.cli(['stats', id, '--json']));
+    assert.equal(report.stats.clicked, 1);
   });
 });

@@ -114,6 +114,72 @@ function engagementSuite(h: EngineHandle, start: number | undefined): void {
     assert.equal((await notify().context.store.counters.get(campaignId)).human_clicked, 1);
   });
 
+  test('a burst on a send without a campaign (a drip step, a one-off send) across flushes', async () => {
+    await notify().context.store.links.ensureScope('s9001', URLS, clock.now());
+    const send = await insertSend(notify(), { campaignId: null });
+    const other = await insertSend(notify(), { campaignId: null });
+    const click = async (token: string, i: number) => {
+      const res = await call(notify(), clickPath(notify(), token, 's9001', i), { headers: BROWSER, redirect: 'manual' });
+      assert.equal(res.status, 302);
+      await notify().flush();
+      clock.advance(300);
+    };
+    await click(send.token, 0);
+    await click(other.token, 1);
+    await click(send.token, 1);
+    await click(send.token, 2);
+    assert.deepEqual(
+      (await eventsOf(notify().context.store, send.id, 'click')).map((e) => [e.link_index, e.machine_reason]),
+      [
+        [0, 'link_burst'],
+        [1, 'link_burst'],
+        [2, 'link_burst'],
+      ],
+    );
+    assert.equal((await sendRow(notify().context.store, send.id)).human_clicked_at, null, 'its unique human click given back');
+    assert.deepEqual((await eventsOf(notify().context.store, other.id, 'click')).map((e) => e.machine_reason), [null], 'a click of another send in between is not part of it');
+  });
+
+  test("clicks of other sends of the campaign in the window never add up to a send's burst", async () => {
+    const { campaignId, send, click } = await setup();
+    const others = [await insertSend(notify(), { campaignId }), await insertSend(notify(), { campaignId })];
+    await click(0);
+    await notify().flush();
+    for (const [n, o] of others.entries()) {
+      const res = await call(notify(), clickPath(notify(), o.token, `c${campaignId}`, n + 1), { headers: BROWSER, redirect: 'manual' });
+      assert.equal(res.status, 302);
+      await notify().flush();
+      clock.advance(100);
+    }
+    await click(3);
+    await notify().flush();
+    for (const s of [send, ...others]) assert.deepEqual((await eventsOf(notify().context.store, s.id, 'click')).map((e) => e.is_machine).filter((m) => m !== 0), []);
+    assert.equal((await notify().context.store.counters.get(campaignId)).human_clicked, 3);
+  });
+
+  test("a burst on an erased person's send still gives back the human click stored before the erasure", async () => {
+    const { campaignId, send, click } = await setup();
+    await click(0);
+    await notify().flush();
+    assert.equal(await notify().contacts.erase(send.contactId), true);
+    clock.advance(300);
+    for (const i of [1, 2]) {
+      await click(i);
+      await notify().flush();
+      clock.advance(300);
+    }
+    assert.deepEqual(
+      (await eventsOf(notify().context.store, send.id, 'click')).map((e) => [e.link_index, e.contact_id, e.machine_reason]),
+      [
+        [0, null, 'link_burst'],
+        [1, null, 'link_burst'],
+        [2, null, 'link_burst'],
+      ],
+    );
+    assert.equal((await sendRow(notify().context.store, send.id)).human_clicked_at, null);
+    assert.equal((await notify().context.store.counters.get(campaignId)).human_clicked, 0);
+  });
+
   test('only the label and reason are stored: no IP (trackIpAddress is off) and no user agent', async () => {
     const { send } = await setup();
     const server = await serve(notify());

@@ -86,8 +86,10 @@ async function withDatabase(engine: Engine, fn: (url: string) => Promise<void>):
 test('migration names are numbered in the order they run, each number once', () => {
   const names = Object.keys(MIGRATIONS);
   assert.deepEqual(names, [...names].sort(), 'listed in sorted order');
-  const numbers = names.map((_, i) => String(i + 1).padStart(3, '0'));
-  names.forEach((name, i) => assert.match(name, new RegExp(`^${numbers[i]}_[a-z0-9_]+$`), name));
+  for (const name of names) assert.match(name, /^\d{3}_[a-z0-9_]+$/, name);
+  // numbers handed out to work done in parallel leave gaps until that work is merged
+  const numbers = names.map((name) => Number(name.slice(0, 3)));
+  numbers.forEach((n, i) => assert.ok(i === 0 ? n === 1 : n > numbers[i - 1], `${names[i]} after ${names[i - 1]}`));
 });
 
 for (const engine of ENGINES) {

@@ -17,6 +17,7 @@ import * as triggersOutbound from './013_triggers_outbound.ts';
 import * as campaignTracking from './014_campaign_tracking.ts';
 import * as trackingBatches from './015_tracking_batches.ts';
 import * as eventsWithoutForeignKeys from './016_events_without_foreign_keys.ts';
+import * as eventsDropClickIndex from './018_events_drop_click_index.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /**
@@ -49,6 +50,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '014_campaign_tracking': campaignTracking,
   '015_tracking_batches': trackingBatches,
   '016_events_without_foreign_keys': eventsWithoutForeignKeys,
+  '018_events_drop_click_index': eventsDropClickIndex,
 };
 
 export interface MigrateResult {

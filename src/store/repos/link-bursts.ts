@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { type ClickWindow, createClickWindow } from '../../core/click-window.ts';
 import { BURST_MIN_LINKS, BURST_WINDOW_MS, type ClickPoint, findLinkBursts } from '../../core/engagement.ts';
 import type { Database } from '../schema.ts';
@@ -12,7 +12,15 @@ import { addDelta, type CounterDeltas } from '../../core/storage/counters.ts';
 interface BurstSend {
   id: number;
   campaign_id: number | null;
+  contact_id: number | null;
   human_clicked_at: number | null;
+}
+
+/** a click of the batch with its send's id and campaign (the stored clicks are found by campaign) */
+export interface BatchClick<E> {
+  event: E;
+  sendId: number;
+  campaignId: number | null;
 }
 
 interface StoredClick {
@@ -31,24 +39,50 @@ export interface Bursts<E> {
 }
 
 const CHUNK = 1000;
-/** a literal, so SQLite uses the partial index notify_events_clicks (migration 004_events_click_index) */
 const CLICK = sql<boolean>`type = 'click'`;
 
-export async function findBursts<E extends { at: number; link_index: number | null }>(trx: Kysely<Database>, clicks: { event: E; sendId: number }[], recent?: RecentClicks): Promise<Bursts<E>> {
+/**
+ * Sends grouped by a column the events share with them (campaign_id, contact_id), a null key
+ * apart (`= null` finds nothing), at most CHUNK send ids per group.
+ */
+function groupsOf(sends: Iterable<[id: number, key: number | null]>): { keys: number[] | null; ids: number[] }[] {
+  const keyed: { keys: Set<number>; ids: number[] }[] = [];
+  const unkeyed: number[][] = [];
+  for (const [id, key] of sends) {
+    if (key === null) {
+      if (unkeyed.length === 0 || unkeyed[unkeyed.length - 1].length >= CHUNK) unkeyed.push([]);
+      unkeyed[unkeyed.length - 1].push(id);
+    } else {
+      if (keyed.length === 0 || keyed[keyed.length - 1].ids.length >= CHUNK) keyed.push({ keys: new Set(), ids: [] });
+      keyed[keyed.length - 1].keys.add(key);
+      keyed[keyed.length - 1].ids.push(id);
+    }
+  }
+  return [...keyed.map((g) => ({ keys: [...g.keys], ids: g.ids })), ...unkeyed.map((ids) => ({ keys: null, ids }))];
+}
+
+/**
+ * The clicks of these sends at or after `since`, found through notify_events_campaign_time
+ * (campaign_id, type, created_at): the range read is every click of their campaigns in the window
+ * (a drip's or one-off send's clicks: campaign_id null), each row then checked for its send. No
+ * index by send is kept for clicks (migration 018): it cost every stored click a random b-tree
+ * insert, while this read runs only when the writer's own window cannot answer.
+ */
+function inWindow(group: { keys: number[] | null; ids: number[] }, since: number) {
+  return (eb: ExpressionBuilder<Database, 'notify_events'>) =>
+    eb.and([group.keys === null ? eb('campaign_id', 'is', null) : eb('campaign_id', 'in', group.keys), CLICK, eb('created_at', '>=', since), eb('send_id', 'in', group.ids)]);
+}
+
+export async function findBursts<E extends { at: number; link_index: number | null }>(trx: Kysely<Database>, clicks: BatchClick<E>[], recent?: RecentClicks): Promise<Bursts<E>> {
   const result: Bursts<E> = { inBatch: new Set(), stored: new Map() };
   if (clicks.length === 0) return result;
   const since = clicks.reduce((min, c) => Math.min(min, c.event.at), Number.POSITIVE_INFINITY) - BURST_WINDOW_MS;
   const window = recent && (await recent.knows(trx, since));
   const sendIds = window ? sendsWithManyLinksKnown(window, clicks, since) : await sendsWithManyLinks(trx, clicks, since);
+  const campaignOf = new Map(clicks.map((c) => [c.sendId, c.campaignId]));
   const stored: StoredClick[] = [];
-  for (let i = 0; i < sendIds.length; i += CHUNK) {
-    const rows = await trx
-      .selectFrom('notify_events')
-      .select(['id', 'send_id', 'link_index', 'created_at', 'is_machine'])
-      .where('send_id', 'in', sendIds.slice(i, i + CHUNK))
-      .where(CLICK)
-      .where('created_at', '>=', since)
-      .execute();
+  for (const group of groupsOf(sendIds.map((id) => [id, campaignOf.get(id)!]))) {
+    const rows = await trx.selectFrom('notify_events').select(['id', 'send_id', 'link_index', 'created_at', 'is_machine']).where(inWindow(group, since)).execute();
     for (const r of rows) stored.push({ id: Number(r.id), send_id: Number(r.send_id), link_index: r.link_index === null ? null : Number(r.link_index), created_at: Number(r.created_at), is_machine: Number(r.is_machine) });
   }
   const points: ClickPoint<E | StoredClick>[] = [
@@ -167,7 +201,7 @@ function firstAtOrAfter(times: number[], t: number): number {
 }
 
 /** sendsWithManyLinks from the window: the same answer with no query */
-function sendsWithManyLinksKnown(window: ClickWindow, clicks: { event: { link_index: number | null }; sendId: number }[], since: number): number[] {
+function sendsWithManyLinksKnown(window: ClickWindow, clicks: BatchClick<{ link_index: number | null }>[], since: number): number[] {
   const links = new Map<number, Set<number>>();
   for (const c of clicks) {
     let set = links.get(c.sendId);
@@ -185,30 +219,23 @@ function sendsWithManyLinksKnown(window: ClickWindow, clicks: { event: { link_in
 
 /**
  * Only a send with BURST_MIN_LINKS different links clicked in the window (stored or in this batch)
- * can hold a burst, so the stored clicks are read for those sends only. The question is answered
- * from the index (send_id, type, created_at, link_index): a send whose one link is clicked
- * thousands of times a second (a link shared publicly) costs a grouped index scan, not a transfer
- * of every click.
+ * can hold a burst, so the stored clicks are read for those sends only. Grouped in the query: a
+ * send whose one link is clicked thousands of times a second (a link shared publicly) costs rows
+ * read, not a transfer of every click.
  */
-async function sendsWithManyLinks(trx: Kysely<Database>, clicks: { event: { link_index: number | null }; sendId: number }[], since: number): Promise<number[]> {
+async function sendsWithManyLinks(trx: Kysely<Database>, clicks: BatchClick<{ link_index: number | null }>[], since: number): Promise<number[]> {
   const links = new Map<number, Set<number | null>>();
+  const campaignOf = new Map<number, number | null>();
   for (const c of clicks) {
     if (!links.has(c.sendId)) links.set(c.sendId, new Set());
     links.get(c.sendId)!.add(c.event.link_index);
+    campaignOf.set(c.sendId, c.campaignId);
   }
-  const ids = [...links.keys()];
-  for (let i = 0; i < ids.length; i += CHUNK) {
-    const rows = await trx
-      .selectFrom('notify_events')
-      .select(['send_id', 'link_index'])
-      .where('send_id', 'in', ids.slice(i, i + CHUNK))
-      .where(CLICK)
-      .where('created_at', '>=', since)
-      .groupBy(['send_id', 'link_index'])
-      .execute();
+  for (const group of groupsOf(campaignOf)) {
+    const rows = await trx.selectFrom('notify_events').select(['send_id', 'link_index']).where(inWindow(group, since)).groupBy(['send_id', 'link_index']).execute();
     for (const r of rows) links.get(Number(r.send_id))!.add(r.link_index === null ? null : Number(r.link_index));
   }
-  return ids.filter((id) => [...links.get(id)!].filter((l) => l !== null).length >= BURST_MIN_LINKS);
+  return [...links.keys()].filter((id) => [...links.get(id)!].filter((l) => l !== null).length >= BURST_MIN_LINKS);
 }
 
 /**
@@ -226,15 +253,22 @@ export async function relabelBursts(trx: Kysely<Database>, stored: Map<number, n
   }
   const counted = [...stored.keys()].filter((id) => sends.get(id)?.human_clicked_at !== null);
   if (counted.length === 0) return deltas;
-  const rows = await trx
-    .selectFrom('notify_events')
-    .select((eb) => ['send_id', eb.fn.min('created_at').as('first')])
-    .where('send_id', 'in', counted)
-    .where(CLICK)
-    .where('is_machine', '=', 0)
-    .groupBy('send_id')
-    .execute();
-  const firstHuman = new Map(rows.map((r) => [Number(r.send_id), Number(r.first)]));
+  // A send's first human click may be older than any window, so it is looked for among the
+  // events of the send's person (notify_events_contact), where a click is stored with its send's
+  // contact_id (an erased person's under null, as their send's).
+  const firstHuman = new Map<number, number>();
+  for (const group of groupsOf(counted.map((id) => [id, sends.get(id)!.contact_id]))) {
+    const rows = await trx
+      .selectFrom('notify_events')
+      .select((eb) => ['send_id', eb.fn.min('created_at').as('first')])
+      .where((eb) => (group.keys === null ? eb('contact_id', 'is', null) : eb('contact_id', 'in', group.keys)))
+      .where('send_id', 'in', group.ids)
+      .where(CLICK)
+      .where('is_machine', '=', 0)
+      .groupBy('send_id')
+      .execute();
+    for (const r of rows) firstHuman.set(Number(r.send_id), Number(r.first));
+  }
   for (const id of counted) {
     const send = sends.get(id)!;
     const first = firstHuman.get(id) ?? null;

@@ -72,7 +72,7 @@ async function applyInTransaction(
   notes: BatchNotes,
 ): Promise<{ result: TrackingBatchResult; announced: OutboundEvent[] }> {
   const sends = await lockSends(trx, dialect, [...new Set(events.map((e) => e.token))]);
-  const clicks = events.flatMap((e) => (e.type === 'click' && sends.has(e.token) ? [{ event: e, sendId: sends.get(e.token)!.id }] : []));
+  const clicks = events.flatMap((e) => (e.type === 'click' && sends.has(e.token) ? [{ event: e, sendId: sends.get(e.token)!.id, campaignId: sends.get(e.token)!.campaign_id }] : []));
   const bursts = await findBursts(trx, clicks, recent);
   for (const c of clicks) notes.click(c.sendId, c.event.link_index, c.event.at);
   const rows: EventRowJson[] = [];
