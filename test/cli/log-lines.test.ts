@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { readable } from '../../src/log.ts';
 import { CliEnv } from '../reliability/helpers/processes.ts';
 
 /**
@@ -50,4 +51,11 @@ describe('CLI log lines', () => {
     const line = (worker.stdout() + worker.stderr()).split('\n').find((l) => l.startsWith('{'));
     assert.equal((JSON.parse(line ?? '{}') as { msg?: string }).msg, WARNING);
   });
+});
+
+test('a readable line: level word, message, the error, then the other fields; pino plumbing left out', () => {
+  const line = JSON.stringify({ level: 50, time: 1, pid: 2, hostname: 'h', name: 'notify', msg: 'delivery failed', err: { message: 'boom', stack: 'x' }, sendId: 3, to: ['a@example.com'] });
+  assert.equal(readable(line), 'error: delivery failed: boom (sendId: 3, to: ["a@example.com"])\n');
+  assert.equal(readable(JSON.stringify({ level: 30, msg: 'plain' })), 'info: plain\n');
+  assert.equal(readable('not json'), 'not json\n', 'a line that is not JSON passes through');
 });
