@@ -189,6 +189,8 @@ export const configSchema = z
     /** days a delivered or dead outgoing webhook row is kept after it was settled; 0 = forever */
     webhooksOutRetentionDays: int(0).default(7),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** `auto`: JSON lines for the library, serve and worker; `warning: ...` lines on stderr for the other CLI commands (JSON with --json) */
+    logFormat: z.enum(['auto', 'json', 'text']).default('auto'),
   })
   .strict();
 

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { type Config, type ConfigInput, type LoadConfigOptions, loadConfig } from './config.ts';
+import { createLogger } from './log.ts';
 import type { Context } from './context.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import { type CampaignsApi, createCampaignsService } from './core/campaigns.ts';
@@ -47,7 +48,8 @@ export interface CreateNotifyOptions extends Partial<ConfigInput>, LoadConfigOpt
   clock?: Clock;
   /** used for webhook certificate fetches and subscription confirmations */
   fetch?: typeof fetch;
-  logger?: Logger;
+  /** a pino logger, or one built from the loaded configuration (the CLI's); default: createLogger(config) */
+  logger?: Logger | ((config: Config) => Logger);
   /** run migrations on start (default true) */
   migrate?: boolean;
   /** group commit of open/click events: flush interval and batch size (defaults 100 ms, 1000) */
@@ -127,7 +129,7 @@ const ROUTES: RouteModule[] = [openRoute, clickRoute, unsubscribeRoute, preferen
 export async function createNotify(options: CreateNotifyOptions = {}): Promise<Notify> {
   const { clock, fetch: fetchImpl, logger, migrate, tracking, configFile, envFile, env, cwd, ...overrides } = options;
   const config = await loadConfig(overrides, { configFile, envFile, env, cwd });
-  const log = logger ?? pino({ level: config.logLevel, name: 'notify' });
+  const log = typeof logger === 'function' ? logger(config) : (logger ?? createLogger(config));
   const events = createEvents((err, event) => log.error({ err, event }, 'event listener failed'));
   const store = createStore(config.database, createEventSink(config, events));
   try {

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.ts';
 import { NotifyError } from '../errors.ts';
+import { createLogger, type LogAudience } from '../log.ts';
 import { type CreateNotifyOptions, createNotify, type Notify } from '../notify.ts';
 
 /** Where the program's global --config and --env-file point (undefined: the defaults in this folder). */
@@ -17,13 +18,16 @@ export interface OpenOptions extends CreateNotifyOptions {
    * looked for, instead of an empty one created in the wrong folder.
    */
   readOnly?: boolean;
+  /** who reads its log lines: a person (default) or, for `worker`, a log collector (see log.ts) */
+  logAudience?: LogAudience;
 }
 
 /** Opens an instance with the program's --config and --env-file, runs fn, and always closes it. */
-export async function withNotify<T>(cmd: Command, fn: (notify: Notify) => Promise<T>, { readOnly, ...extra }: OpenOptions = {}): Promise<T> {
+export async function withNotify<T>(cmd: Command, fn: (notify: Notify) => Promise<T>, { readOnly, logAudience = 'command', ...extra }: OpenOptions = {}): Promise<T> {
   const sources = configSources(cmd);
   if (readOnly) await assertDatabaseExists(sources);
-  const notify = await createNotify({ ...sources, ...extra });
+  const { json } = cmd.opts<{ json?: boolean }>();
+  const notify = await createNotify({ ...sources, logger: (config) => createLogger(config, logAudience, { json }), ...extra });
   try {
     return await fn(notify);
   } finally {

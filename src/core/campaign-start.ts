@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
-import { NotifyError } from '../errors.ts';
+import { isNotifyError, NotifyError } from '../errors.ts';
 import { autoPauseIfBouncing } from './auto-pause.ts';
 import { allows } from './campaign-status.ts';
 import { listHeaders } from './list-headers.ts';
@@ -31,7 +31,10 @@ export function specOf(c: Campaign, config?: Pick<Config, 'listIdDomain' | 'feed
  */
 export async function startRun(ctx: Context, campaign: Campaign, result: CampaignRunResult): Promise<Campaign | undefined> {
   const { id, status } = campaign;
-  if (status === 'sending') return (await autoPauseIfBouncing(ctx, id)) ? stoppedBefore(ctx, id, result) : campaign;
+  if (status === 'sending') {
+    if (await autoPauseIfBouncing(ctx, id)) return stoppedBefore(ctx, id, result);
+    return (await senderMissing(ctx, campaign, result)) ? undefined : campaign;
+  }
   if (status === 'cancelled') return note(result, `campaign ${id} is cancelled; nothing is sent`);
   if (status === 'paused') return note(result, `campaign ${id} is paused${campaign.status_reason ? ` (${campaign.status_reason})` : ''}; resume it to continue`);
   if (status === 'scheduled' && campaign.send_at && campaign.send_at.getTime() > ctx.clock.now()) {
@@ -48,6 +51,7 @@ export async function startRun(ctx: Context, campaign: Campaign, result: Campaig
     }
     throw new NotifyError('EMPTY_AUDIENCE', `Campaign ${id} not started: ${why}`, { campaignId: id });
   }
+  if (await senderMissing(ctx, campaign, result)) return undefined;
   const started = await ctx.store.campaigns.transition(id, [status], 'sending', { status_reason: null }, ctx.clock.now());
   if (started) {
     result.status = 'sending';
@@ -56,6 +60,29 @@ export async function startRun(ctx: Context, campaign: Campaign, result: Campaig
   // another run started it (or changed it) between the read and the write: decide again
   const now = await ctx.store.campaigns.getById(id);
   return now?.status === 'sending' ? startRun(ctx, now, result) : stoppedBefore(ctx, id, result);
+}
+
+/**
+ * No from address (neither the campaign's nor the fromEmail option): found here, before any send, by
+ * preparing the run's message (cached, so the run reuses it). A draft stays a draft and the caller
+ * gets MISSING_SENDER; a due scheduled or a sending campaign is paused with the reason, so no worker
+ * retries it every round and campaigns:list and the admin page say why. Resume after setting one.
+ */
+async function senderMissing(ctx: Context, campaign: Campaign, result: CampaignRunResult): Promise<boolean> {
+  try {
+    await ctx.dispatcher.prepare(`c${campaign.id}`, specOf(campaign, ctx.config));
+    return false;
+  } catch (err) {
+    if (!isNotifyError(err, 'MISSING_SENDER') || campaign.status === 'draft') throw err;
+    const { id, status } = campaign;
+    const reason = `${status === 'sending' ? 'stopped' : 'not started'}: no from address (${err.message.replace(/^No from address: /, '')})`;
+    const paused = await ctx.store.campaigns.transition(id, [status], 'paused', { status_reason: reason }, ctx.clock.now());
+    if (!paused) throw err;
+    ctx.log.warn({ campaignId: id }, `campaign ${id} ${reason}; paused`);
+    result.status = 'paused';
+    note(result, `campaign ${id} ${reason}; it is paused: resume it once a from address is set`);
+    return true;
+  }
 }
 
 function note(result: CampaignRunResult, text: string): undefined {

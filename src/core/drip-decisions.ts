@@ -61,7 +61,9 @@ export async function resume(run: DripRun, c: Omit<StepJob, 'send'>, row: StepSe
     ctx.log.info({ enrollmentId: e.id, step: e.step_index, sendId: row.id }, 'drip step already delivered by an interrupted run: advancing without sending');
     return keep(e, now, advance(run, e, now));
   }
-  if (row.status === 'suppressed' || row.status === 'cancelled') {
+  // no step row is ever `suppressed`: a suppressed contact's enrollment is cancelled before its row
+  // is created (processChunk), and the delivery checks the same contact record
+  if (row.status === 'cancelled') {
     result.cancelled++;
     return keep(e, now, { status: 'cancelled', next_send_at: null });
   }
@@ -89,10 +91,6 @@ export async function recordDelivered(run: DripRun, group: Delivered<StepJob>[])
     if (outcome.status === 'sent') {
       result.sent++;
       return { enrollment: e, settlement: advance(run, e, finished) };
-    }
-    if (outcome.status === 'suppressed') {
-      result.cancelled++;
-      return keep(e, finished, { status: 'cancelled', next_send_at: null });
     }
     const attempts = e.attempts + 1;
     const error = outcome.error ?? 'failed';

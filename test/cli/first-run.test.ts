@@ -55,6 +55,8 @@ forEachEngine('the CLI with a database', ({ url }) => {
     const created = await env.run(['campaigns:create', '--subject', 'Hi', '--markdown', 'Hello']);
     assert.equal(created.code, 0, created.stderr);
     assert.match(created.stderr, /warning: no sender address.*NOTIFY_FROM_EMAIL in \.env or the environment/);
+    const blank = await env.run(['campaigns:create', '--subject', 'Hi', '--markdown', 'Hello'], 60_000, { NOTIFY_FROM_EMAIL: '   ' });
+    assert.match(blank.stderr, /warning: no sender address/, 'a sender of blanks is no sender');
     const sent = await env.run(['notify:send-campaign', created.stdout.trim()]);
     assert.equal(sent.code, 1);
     assert.match(sent.stderr, /No from address: set the fromEmail option \("fromEmail" in notify\.config\.json, NOTIFY_FROM_EMAIL in \.env or the environment, or createNotify\(\{ fromEmail \}\)\).*\[MISSING_SENDER\]/);

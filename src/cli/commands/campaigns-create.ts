@@ -68,7 +68,7 @@ export function registerCampaignsCreate(program: Command): void {
         if (opts.json) console.log(JSON.stringify(campaign, null, 2));
         else {
           console.log(String(campaign.id));
-          if (!campaign.from_email && !notify.config.fromEmail) console.error(`warning: no sender address; sending will fail until --from-email is given here or the fromEmail option is set (${whereToSet('fromEmail')})`);
+          if (!campaign.from_email && !notify.config.fromEmail.trim()) console.error(`warning: no sender address; sending will fail until --from-email is given here or the fromEmail option is set (${whereToSet('fromEmail')})`);
           console.error(`created campaign ${campaign.id} (${campaign.list ? `list ${campaign.list}` : 'every contact'}${campaign.segment ? ', narrowed by its segment' : ''}); send it with: notify notify:send-campaign ${campaign.id} --all`);
         }
       });

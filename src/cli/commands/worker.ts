@@ -50,7 +50,7 @@ export function registerWorker(program: Command): void {
             });
             if (!more) await pause(await untilNext(notify, interval * 1000, started), stop.signal);
           }
-        });
+        }, { logAudience: 'service' });
         console.log('notify worker: stopped');
       } finally {
         process.off('SIGTERM', onSignal);

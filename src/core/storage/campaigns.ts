@@ -52,8 +52,8 @@ export interface CampaignsRepo {
   idsWithStatus(status: CampaignStatus): Promise<number[]>;
   /** ids of `scheduled` campaigns whose send_at is at or before `now`, earliest first */
   dueScheduled(now: number): Promise<number[]>;
-  /** the earliest send_at of a `scheduled` campaign, if any */
-  nextSendAt(): Promise<number | undefined>;
+  /** the earliest send_at after `after` of a `scheduled` campaign, if any */
+  nextSendAt(after: number): Promise<number | undefined>;
   /**
    * Inside a claim's transaction: true while the campaign is `sending`, and it stays so until the
    * transaction ends (the row is write-locked), so a pause either comes before the claim (nothing

@@ -172,8 +172,13 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect,
       const rows = await db.selectFrom('notify_campaigns').select('id').where('status', '=', 'scheduled').where('send_at', '<=', now).orderBy('send_at').orderBy('id').execute();
       return rows.map((r) => Number(r.id));
     },
-    async nextSendAt() {
-      const row = await db.selectFrom('notify_campaigns').select((eb) => eb.fn.min('send_at').as('t')).where('status', '=', 'scheduled').executeTakeFirst();
+    async nextSendAt(after) {
+      const row = await db
+        .selectFrom('notify_campaigns')
+        .select((eb) => eb.fn.min('send_at').as('t'))
+        .where('status', '=', 'scheduled')
+        .where('send_at', '>', after)
+        .executeTakeFirst();
       return row?.t === null || row?.t === undefined ? undefined : Number(row.t);
     },
     async holdSending(id) {
