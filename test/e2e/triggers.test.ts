@@ -70,7 +70,9 @@ describeEachEngine('as deployed: a list join starts a sequence and the worker de
     d.writeFile('leavers.csv', ['email', 'leaver@example.com', 'bouncer@example.com'].join('\n'));
     await d.cli(['contacts:import', 'leavers.csv', '--list', 'leavers']);
     const id = (await d.cli(['campaigns:create', '--subject', 'Last call', '--html', '<p>Hi</p>', '--list', 'leavers'])).trim().split('\n')[0];
-    assert.match(await d.cli(['notify:send-campaign', id]), /sent 2, failed 0/);
+    // the worker runs every `sending` campaign each round too, so either process may deliver a send:
+    // what counts is that both arrive, once each (delivered below), and that nothing failed
+    assert.match(await d.cli(['notify:send-campaign', id]), /failed 0/);
     const [mail] = await delivered(d.sink, (m) => m.parsed.subject === 'Last call' && m.envelope.to[0] === 'leaver@example.com', 1);
     const oneClick = await fetch(listUnsubscribeUrl(mail).replace(/^https?:\/\/[^/]+/, server), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
     assert.equal(oneClick.status, 200);
