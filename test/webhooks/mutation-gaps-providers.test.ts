@@ -247,3 +247,29 @@ forEachEngine('provider receipts are keyed by the driver name, however the drive
     });
   }
 });
+
+describe('SendGrid edges a second mutation run found untested', () => {
+  const der = (key: ReturnType<typeof generateKeyPairSync>['publicKey']) => key.export({ type: 'spki', format: 'der' }).toString('base64');
+
+  test('a verification key that is not ECDSA P-256 (P-384, RSA) is refused at construction', () => {
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'secp384r1' }).publicKey;
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey;
+    for (const key of [p384, rsa]) assertConfigError(() => new SendGridWebhookDriver({ publicKey: der(key) }), 'sendgridWebhookPublicKey', /must be an ECDSA P-256 public key/);
+  });
+
+  test('only a dropped event is read for its reason (padded reasons too); other events with a reason are neither applied nor logged', () => {
+    const ignored: string[] = [];
+    const driver = new SendGridWebhookDriver({ publicKey: der(generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey), onIgnored: (r) => ignored.push(r) });
+    const events = driver.parseEvents(
+      webhookRequest(
+        JSON.stringify([
+          { event: 'deferred', reason: 'Bounced Address', email: 'd@example.com', sg_event_id: 'e1' },
+          { event: 'delivered', reason: 'spam reporting address', email: 'v@example.com', sg_event_id: 'e2' },
+          { event: 'dropped', reason: '  Bounced Address  ', email: 'p@example.com', sg_event_id: 'e3' },
+        ]),
+      ),
+    );
+    assert.deepEqual(events, [{ type: 'bounce', email: 'p@example.com', message_id: '', id: 'e3' }]);
+    assert.deepEqual(ignored, []);
+  });
+});

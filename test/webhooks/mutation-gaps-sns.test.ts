@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { manualClock } from '../../src/core/clock.ts';
 import { isNotifyError } from '../../src/errors.ts';
@@ -8,7 +9,7 @@ import { isTrustedCertUrl, SigningCertificates } from '../../src/webhooks/sns/ce
 import { parseTopicArn, snsHost } from '../../src/webhooks/sns/message.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
 import { call } from '../helpers/http.ts';
-import { fakeFetch, sesBounce, signedSns, subscriptionConfirmation, TEST_CERT, TEST_CERT_URL, TEST_NOW, TEST_REGION, TEST_TOPIC, webhookRequest } from './helpers.ts';
+import { fakeFetch, sesBounce, sesComplaint, signedSns, subscriptionConfirmation, TEST_CERT, TEST_CERT_URL, TEST_NOW, TEST_REGION, TEST_TOPIC, webhookRequest } from './helpers.ts';
 
 /*
  * Behaviour of the SES/SNS driver a mutation run of src/webhooks/ found no test for
@@ -223,5 +224,88 @@ forEachEngine('SES receipts are keyed by the driver name, however the driver is 
     const again = await post(byObject(), body);
     assert.equal(again.status, 200);
     assert.deepEqual(await again.json(), { received: 1, applied: 0, duplicates: 1, unknownContacts: 0 });
+  });
+});
+
+describe('SES/SNS edges a second mutation run found untested', () => {
+  const notification = (fields: Record<string, string> = {}) => json(signedSns({ Type: 'Notification', Message: 'x', ...fields }));
+
+  test('the Timestamp window includes both ends: exactly one hour old, and exactly five minutes ahead', async () => {
+    const at = (ms: number) => notification({ Timestamp: new Date(TEST_NOW + ms).toISOString() });
+    const { driver, reasons } = driverWithReasons();
+    assert.equal(await driver.verifySignature(webhookRequest(at(-3_600_000))), true);
+    assert.equal(await driver.verifySignature(webhookRequest(at(5 * 60_000))), true);
+    assert.deepEqual(reasons, []);
+  });
+
+  test("a certificate is valid from its first to its last second, both included", async () => {
+    const cert = new X509Certificate(TEST_CERT);
+    for (const edge of [Date.parse(cert.validFrom), Date.parse(cert.validTo)]) {
+      const { driver, reasons } = driverWithReasons({ now: edge });
+      assert.equal(await driver.verifySignature(webhookRequest(notification({ Timestamp: new Date(edge).toISOString() }))), true, new Date(edge).toISOString());
+      assert.deepEqual(reasons, []);
+    }
+  });
+
+  test('a Subject of null is an absent Subject: left out of the signed string, the message verifies', async () => {
+    const m = signedSns({ Type: 'Notification', Message: 'x' });
+    const { driver, reasons } = driverWithReasons();
+    assert.equal(await driver.verifySignature(webhookRequest(json({ ...m, Subject: null }))), true);
+    assert.deepEqual(reasons, []);
+  });
+
+  test('a confirmation Token with a character outside [A-Za-z0-9._~-] at either end is refused before any request', async () => {
+    for (const token of ['!!tok123', 'tok123!!']) {
+      const { driver, calls } = driverWithReasons({ routes: { [CONFIRM_URL]: () => new Response('', { status: 200 }) } });
+      const m = signedSns({ Type: 'SubscriptionConfirmation', Token: token, Message: 'confirm', SubscribeURL: `https://sns.${TEST_REGION}.amazonaws.com/?Action=ConfirmSubscription` });
+      await assert.rejects(driver.confirmSubscription(webhookRequest(json(m))), (err: unknown) => isNotifyError(err, 'WEBHOOK_DRIVER'), token);
+      assert.deepEqual(calls, [], token);
+    }
+  });
+
+  test('topic ARNs: anything before or after the ARN is refused; a two-digit region number parses', () => {
+    assert.equal(parseTopicArn(`x${TEST_TOPIC}`), undefined);
+    assert.equal(parseTopicArn(`${TEST_TOPIC}!x`), undefined);
+    assert.equal(parseTopicArn('arn:aws:sns:eu-west-10:123456789012:t')?.region, 'eu-west-10');
+  });
+
+  test('the notification type names the object read: a Complaint is read from complaint, a Bounce from bounce, never the other', () => {
+    const parse = (message: object) => driverWithReasons().driver.parseEvents(webhookRequest(json(signedSns({ Type: 'Notification', Message: json(message), MessageId: 'sns-2' }))));
+    const bounce = { bounceType: 'Permanent', bouncedRecipients: [{ emailAddress: 'b@example.com' }] };
+    const complaint = JSON.parse(sesComplaint(['c@example.com'])).complaint;
+    assert.deepEqual(parse({ notificationType: 'Complaint', complaint, bounce }), [{ type: 'complaint', email: 'c@example.com', message_id: '', id: 'sns-2:c@example.com' }]);
+    assert.deepEqual(parse({ notificationType: 'Bounce', complaint }), []);
+    assert.deepEqual(parse({ notificationType: 'Complaint', bounce }), []);
+  });
+
+  test('a declared Content-Length over 16 KiB is refused before the body is read; 16 KiB exactly is read', async () => {
+    const answer = async (length: number) => {
+      const certs = new SigningCertificates(fakeFetch({ [TEST_CERT_URL]: () => new Response(TEST_CERT, { status: 200, headers: { 'content-length': String(length) } }) }).fetch);
+      return certs.get(TEST_CERT_URL).then(
+        (c) => c.subject,
+        (e: Error) => `refused: ${e.message}`,
+      );
+    };
+    assert.equal(await answer(16 * 1024 + 1), 'refused: certificate answer too large');
+    assert.equal(await answer(16 * 1024), 'CN=sns.amazonaws.com');
+  });
+
+  test('a failed fetch does not evict a newer fetch of the same URL that replaced it in the cache', async () => {
+    const OTHER = TEST_CERT_URL.replace('0123456789abcdef', 'fedcba9876543210');
+    let failFirst: (e: Error) => void = () => {};
+    let calls = 0;
+    const fetchFn = (async () => {
+      calls++;
+      if (calls === 1) return new Promise<Response>((_, reject) => (failFirst = reject));
+      return new Response(TEST_CERT, { status: 200 });
+    }) as unknown as typeof fetch;
+    const certs = new SigningCertificates(fetchFn, 1);
+    const first = certs.get(TEST_CERT_URL);
+    await certs.get(OTHER); // evicts the pending first fetch (cache of one)
+    await certs.get(TEST_CERT_URL); // a second fetch of the URL, now cached
+    failFirst(new Error('network down'));
+    await assert.rejects(first, /network down/);
+    await certs.get(TEST_CERT_URL);
+    assert.equal(calls, 3, 'the second fetch stays cached');
   });
 });
