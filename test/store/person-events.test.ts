@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { type Kysely, Migrator } from 'kysely';
+import { createNotify, type Notify } from '../../src/notify.ts';
+import { createDialect, createStore } from '../../src/store/index.ts';
+import { MIGRATIONS } from '../../src/store/migrations/index.ts';
+import type { Database } from '../../src/store/schema.ts';
+import { ENGINES, type Engine, freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
+
+/**
+ * Which events belong to a person (contacts.export lists them, contacts.erase anonymises them),
+ * pinned across the upgrade that finds them by contact alone: an event stored before it with only
+ * its send's id still belongs to the send's person, one of a send without a person to nobody, and
+ * nothing written or backfilled after an erasure names the erased person again.
+ */
+const BEFORE = Object.keys(MIGRATIONS).filter((n) => n < '019');
+
+async function migrateTo(url: string, names: string[]): Promise<void> {
+  const dialect = createDialect(url);
+  try {
+    await dialect.prepare();
+    const migrator = new Migrator({
+      db: dialect.db,
+      provider: { getMigrations: async () => Object.fromEntries(names.map((n) => [n, { up: (db) => MIGRATIONS[n].up(db, { ...dialect.columns, kind: dialect.kind }) }])) },
+      migrationTableSchema: await dialect.migrationTableSchema(),
+      migrationTableName: 'notify_migrations',
+      migrationLockTableName: 'notify_migrations_lock',
+    });
+    const { error } = await migrator.migrateToLatest();
+    if (error) throw error;
+  } finally {
+    await dialect.close();
+  }
+}
+
+const metadataOf = (m: unknown) => (typeof m === 'string' ? JSON.parse(m) : m) as Record<string, unknown>;
+/** an event by its mark, or its type (the open the tracking endpoint stored) */
+const marks = (rows: { type?: string; metadata: unknown }[]) => rows.map((r) => String(metadataOf(r.metadata).mark ?? r.type)).sort();
+
+function eventRow(mark: string, refs: { send_id?: number | null; contact_id?: number | null; campaign_id?: number | null }) {
+  return {
+    type: 'soft_bounce',
+    send_id: refs.send_id ?? null,
+    contact_id: refs.contact_id ?? null,
+    campaign_id: refs.campaign_id ?? null,
+    link_index: null,
+    metadata: JSON.stringify({ mark, detail: `${mark} mailbox full` }),
+    is_machine: 0,
+    machine_reason: null,
+    created_at: Date.now(),
+  };
+}
+
+interface World {
+  n: Notify;
+  db: Kysely<Database>;
+  ann: number;
+  bob: number;
+  annSend: { id: number; token: string; campaign: number };
+  bobSend: number;
+  orphanSend: number;
+}
+
+/**
+ * A database before the upgrade: Ann and Bob got a campaign, Carl a one-off message and was then
+ * erased (his send keeps no person). Events stored as the older release could: Ann's open through
+ * the tracking endpoint (both ids), a provider event naming only Ann's send, one naming only Ann,
+ * one naming only Bob's send, one naming only Carl's send.
+ */
+async function oldDatabase(engine: Engine): Promise<{ url: string; cleanup: () => void; world: World }> {
+  const { url, cleanup } = freshDatabaseUrl(engine);
+  await migrateTo(url, BEFORE);
+  const n = await createNotify(testOptions(url, { migrate: false, trackIpAddress: true }));
+  const db = n.context.store.db as Kysely<Database>;
+  const ann = await n.contacts.upsert({ email: 'ann@example.com', lists: ['news'] });
+  const bob = await n.contacts.upsert({ email: 'bob@example.com', lists: ['news'] });
+  const campaign = await n.campaigns.create({ subject: 'Hello', html: '<p>Hi</p>', list: 'news' });
+  await n.campaigns.send(campaign.id);
+  const sendOf = async (contact: number) => db.selectFrom('notify_sends').select(['id', 'token']).where('contact_id', '=', contact).executeTakeFirstOrThrow();
+  const a = await sendOf(ann.id);
+  const b = await sendOf(bob.id);
+  const carl = await n.send({ to: 'carl@example.com', subject: 'Receipt', text: 'x' });
+  assert.equal(await n.contacts.erase('carl@example.com'), true);
+  await n.fetch(new Request(`http://localhost/notify/open/${a.token}`, { headers: { 'x-forwarded-for': '203.0.113.9' } }));
+  await n.flush();
+  await db
+    .insertInto('notify_events')
+    .values([
+      eventRow('ann-send-only', { send_id: Number(a.id), campaign_id: campaign.id }),
+      eventRow('ann-contact-only', { contact_id: ann.id }),
+      eventRow('bob-send-only', { send_id: Number(b.id), campaign_id: campaign.id }),
+      eventRow('carl-send-no-person', { send_id: carl.id }),
+    ])
+    .execute();
+  const world = { n, db, ann: ann.id, bob: bob.id, annSend: { id: Number(a.id), token: a.token, campaign: campaign.id }, bobSend: Number(b.id), orphanSend: carl.id };
+  return { url, cleanup, world };
+}
+
+async function dropDatabase(url: string, cleanup: () => void): Promise<void> {
+  await createStore(url).dialect.destroyData();
+  cleanup();
+}
+
+for (const engine of ENGINES) {
+  describe(`a person's events across the upgrade [${engine}]`, () => {
+    test('export lists and erase anonymises the same events as before: by send or by contact, nobody for a send without a person', async () => {
+      const { url, cleanup, world } = await oldDatabase(engine);
+      const { n, db } = world;
+      try {
+        await n.context.store.migrate();
+        const ann = await n.contacts.export(world.ann);
+        assert.deepEqual(marks(ann!.events), ['ann-contact-only', 'ann-send-only', 'open']);
+        assert.deepEqual(marks((await n.contacts.export(world.bob))!.events), ['bob-send-only']);
+
+        assert.equal(await n.contacts.erase(world.ann), true);
+        const all = await db.selectFrom('notify_events').select(['type', 'send_id', 'contact_id', 'metadata']).orderBy('id').execute();
+        const anonymous = all.filter((e) => Object.keys(metadataOf(e.metadata)).length === 0);
+        assert.equal(anonymous.length, 3, 'her three events, and only those, lose their metadata');
+        for (const e of anonymous) assert.equal(e.contact_id, null);
+        assert.deepEqual(marks(all.filter((e) => !anonymous.includes(e))), ['bob-send-only', 'carl-send-no-person']);
+        assert.deepEqual(marks((await n.contacts.export(world.bob))!.events), ['bob-send-only'], 'Bob keeps his');
+        const dump = JSON.stringify(all);
+        assert.ok(!/ann-|ann@/.test(dump), 'nothing left names her');
+      } finally {
+        await n.close();
+        await dropDatabase(url, cleanup);
+      }
+    });
+  });
+}
