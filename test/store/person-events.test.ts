@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { type Kysely, Migrator } from 'kysely';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { createDialect, createStore } from '../../src/store/index.ts';
+import { BACKFILL_KEY, backfillBatch } from '../../src/store/migrations/019_events_contact_from_send.ts';
 import { MIGRATIONS } from '../../src/store/migrations/index.ts';
 import type { Database } from '../../src/store/schema.ts';
 import { ENGINES, type Engine, freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
@@ -121,6 +122,78 @@ for (const engine of ENGINES) {
         assert.deepEqual(marks((await n.contacts.export(world.bob))!.events), ['bob-send-only'], 'Bob keeps his');
         const dump = JSON.stringify(all);
         assert.ok(!/ann-|ann@/.test(dump), 'nothing left names her');
+      } finally {
+        await n.close();
+        await dropDatabase(url, cleanup);
+      }
+    });
+
+    test('the upgrade gives each event of a send its person, in batches of their own; a send without a person gives none', async () => {
+      const { url, cleanup, world } = await oldDatabase(engine);
+      const { n, db } = world;
+      try {
+        const dialect = n.context.store.dialect;
+        const events = () => db.selectFrom('notify_events').select(['id', 'contact_id', 'metadata', 'type']).orderBy('id').execute();
+        const upTo = Math.max(...(await events()).map((e) => Number(e.id)));
+        // 019 alone, as the migrator runs it, then the backfill one event per transaction
+        await migrateTo(url, [...BEFORE, '019_events_contact_from_send']);
+        const cursor = async () => (await db.selectFrom('notify_meta').select('value').where('key', '=', BACKFILL_KEY).executeTakeFirst())?.value;
+        assert.deepEqual(JSON.parse((await cursor())!), { after: 0, upTo });
+        const byMark = async () => new Map((await events()).map((e) => [marks([e])[0], e.contact_id === null ? null : Number(e.contact_id)]));
+        assert.equal((await byMark()).get('ann-send-only'), null, 'nothing changed inside the migrator');
+        let batches = 0;
+        while (!(await backfillBatch(dialect, 1))) {
+          batches++;
+          assert.deepEqual(JSON.parse((await cursor())!), { after: batches, upTo });
+        }
+        assert.equal(batches, upTo - 1);
+        assert.equal(await cursor(), undefined, 'done: nothing left to resume');
+        const people = await byMark();
+        assert.deepEqual(
+          ['ann-send-only', 'ann-contact-only', 'open', 'bob-send-only', 'carl-send-no-person'].map((m) => people.get(m)),
+          [world.ann, world.ann, world.ann, world.bob, null],
+        );
+        assert.deepEqual((await n.context.store.migrate()).applied, [], 'recorded as applied');
+        assert.deepEqual(marks((await n.contacts.export(world.ann))!.events), ['ann-contact-only', 'ann-send-only', 'open']);
+      } finally {
+        await n.close();
+        await dropDatabase(url, cleanup);
+      }
+    });
+
+    test('after the upgrade a writer naming only the send names its person; nothing names an erased person again', async () => {
+      const { url, cleanup, world } = await oldDatabase(engine);
+      const { n, db } = world;
+      try {
+        await n.context.store.migrate();
+        const write = (mark: string, send: number) => n.context.store.transaction((tx) => tx.events.insertMany([{ ...eventRow(mark, { send_id: send }), metadata: { mark } }]));
+        await write('ann-report', world.annSend.id);
+        await write('carl-report', world.orphanSend);
+        const contactOf = async (mark: string) => {
+          const rows = await db.selectFrom('notify_events').select(['contact_id', 'metadata', 'type']).execute();
+          const row = rows.find((r) => marks([r])[0] === mark);
+          return row?.contact_id === null || row === undefined ? row && null : Number(row.contact_id);
+        };
+        assert.equal(await contactOf('ann-report'), world.ann);
+        assert.equal(await contactOf('carl-report'), null);
+        assert.deepEqual(marks((await n.contacts.export(world.ann))!.events), ['ann-contact-only', 'ann-report', 'ann-send-only', 'open']);
+
+        assert.equal(await n.contacts.erase(world.ann), true);
+        // after the erasure: a report on her old send, an open of it, and the backfill run again over everything
+        await write('late-report', world.annSend.id);
+        await n.fetch(new Request(`http://localhost/notify/open/${world.annSend.token}`));
+        await n.flush();
+        const last = await db.selectFrom('notify_events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirstOrThrow();
+        await db.insertInto('notify_meta').values({ key: BACKFILL_KEY, value: JSON.stringify({ after: 0, upTo: Number(last.id) }) }).execute();
+        await n.context.store.migrate();
+        const hers = await db.selectFrom('notify_events').select(['type', 'contact_id', 'metadata']).where('send_id', '=', world.annSend.id).execute();
+        assert.equal(hers.length, 5, 'her send keeps its events for the campaign figures');
+        assert.deepEqual(
+          hers.map((e) => e.contact_id),
+          [null, null, null, null, null],
+        );
+        assert.equal(await contactOf('bob-send-only'), world.bob);
+        assert.equal((await db.selectFrom('notify_events').select('id').where('contact_id', '=', world.ann).execute()).length, 0);
       } finally {
         await n.close();
         await dropDatabase(url, cleanup);
