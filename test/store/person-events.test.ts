@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { type Kysely, Migrator } from 'kysely';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { createDialect, createStore } from '../../src/store/index.ts';
-import { BACKFILL_KEY, backfillBatch } from '../../src/store/migrations/019_events_contact_from_send.ts';
+import { afterCommit, BACKFILL_KEY, backfillBatch } from '../../src/store/migrations/019_events_contact_from_send.ts';
 import { MIGRATIONS } from '../../src/store/migrations/index.ts';
 import type { Database } from '../../src/store/schema.ts';
 import { ENGINES, type Engine, freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
@@ -156,6 +156,26 @@ for (const engine of ENGINES) {
         assert.deepEqual((await n.context.store.migrate()).applied, [], 'recorded as applied');
         assert.deepEqual(marks((await n.contacts.export(world.ann))!.events), ['ann-contact-only', 'ann-send-only', 'open']);
       } finally {
+        await n.close();
+        await dropDatabase(url, cleanup);
+      }
+    });
+
+    test('two processes backfilling at once take turns: each event filled once, the work recorded as done', async () => {
+      const { url, cleanup, world } = await oldDatabase(engine);
+      const { n, db } = world;
+      const other = createStore(url);
+      try {
+        await migrateTo(url, [...BEFORE, '019_events_contact_from_send']);
+        await Promise.all([afterCommit(n.context.store.dialect, 1), afterCommit(other.dialect, 1)]);
+        assert.equal((await db.selectFrom('notify_meta').select('value').where('key', '=', BACKFILL_KEY).executeTakeFirst())?.value, undefined);
+        const rows = await db.selectFrom('notify_events').select(['contact_id', 'metadata', 'type']).execute();
+        assert.deepEqual(
+          rows.filter((r) => r.contact_id === null).map((r) => marks([r])[0]),
+          ['carl-send-no-person'],
+        );
+      } finally {
+        await other.close();
         await n.close();
         await dropDatabase(url, cleanup);
       }
