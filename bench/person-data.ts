@@ -88,7 +88,7 @@ async function seed(db: Kysely<Database>, engine: Engine): Promise<void> {
   ).execute(db);
 }
 
-/** The plans of the person's events, by contact alone and by the condition before. */
+/** The plans of the person's events, by contact alone and by the condition before, and of the sends that left someone out. */
 async function plans(db: Kysely<Database>, engine: Engine): Promise<void> {
   const byContact = db.selectFrom('notify_events').selectAll().where('contact_id', '=', 7).orderBy('id').compile();
   const before = db
@@ -98,9 +98,11 @@ async function plans(db: Kysely<Database>, engine: Engine): Promise<void> {
     .orderBy('id')
     .compile();
   const anonymise = db.updateTable('notify_events').set({ metadata: '{}', contact_id: null }).where('contact_id', '=', 7).compile();
+  const leftOut = db.selectFrom('notify_sends').select(['id', 'suppressed_recipients']).where('suppressed_recipients', 'is not', null).compile();
   for (const [name, q] of [
     ['export, by contact', byContact],
     ['erase, by contact', anonymise],
+    ['erase, sends that left someone out', leftOut],
     ['export, before', before],
   ] as const) {
     const explain = engine === 'postgres' ? `explain ${q.sql}` : `explain query plan ${q.sql}`;

@@ -18,6 +18,10 @@ const BATCH = 10_000;
  * million-row UPDATE would hold for its whole length. Here only the work is recorded.
  */
 export async function up(db: Kysely<any>, _ctx: MigrationContext): Promise<void> {
+  // Erasure also finds the one-off sends that left the person out (suppressed_recipients names
+  // them by id): without this it read every send (~20 ms at 100,000 sends, in the erasure's
+  // transaction). Partial: a send that left no one out (every campaign and drip send) adds no entry.
+  await db.schema.createIndex('notify_sends_suppressed').on('notify_sends').column('id').where(sql.ref('suppressed_recipients'), 'is not', null).execute();
   const last = await db.selectFrom('notify_events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
   const upTo = Number(last?.id ?? 0);
   if (upTo > 0) await db.insertInto('notify_meta').values({ key: BACKFILL_KEY, value: JSON.stringify({ after: 0, upTo }) }).execute();
