@@ -181,6 +181,38 @@ for (const engine of ENGINES) {
       }
     });
 
+    test('a backfill batch that meets an erasure in progress waits for it and leaves the erased events anonymous', async () => {
+      const { url, cleanup, world } = await oldDatabase(engine);
+      const { n, db } = world;
+      const other = createStore(url);
+      try {
+        await migrateTo(url, [...BEFORE, '019_events_contact_from_send']);
+        let batch: Promise<boolean> | undefined;
+        // what contacts.erase does to her sends and events, with the backfill started in the middle
+        await db.transaction().execute(async (trx) => {
+          await n.context.store.dialect.lockForUpdate(trx.selectFrom('notify_sends').select('id').where('contact_id', '=', world.ann).orderBy('id')).execute();
+          await trx.updateTable('notify_events').set({ metadata: '{}', contact_id: null }).where('send_id', '=', world.annSend.id).execute();
+          await trx.updateTable('notify_events').set({ metadata: '{}', contact_id: null }).where('contact_id', '=', world.ann).execute();
+          await trx.updateTable('notify_sends').set({ contact_id: null }).where('id', '=', world.annSend.id).execute();
+          if (engine === 'postgres') {
+            batch = backfillBatch(other.dialect, 1000);
+            await new Promise((r) => setTimeout(r, 300));
+          }
+        });
+        assert.equal(await (batch ?? backfillBatch(other.dialect, 1000)), true);
+        const hers = await db.selectFrom('notify_events').select('contact_id').where('send_id', '=', world.annSend.id).execute();
+        assert.deepEqual(
+          hers.map((e) => e.contact_id),
+          [null, null],
+        );
+        assert.equal((await db.selectFrom('notify_events').select('id').where('contact_id', '=', world.bob).execute()).length, 1, "Bob's is filled");
+      } finally {
+        await other.close();
+        await n.close();
+        await dropDatabase(url, cleanup);
+      }
+    });
+
     test('after the upgrade a writer naming only the send names its person; nothing names an erased person again', async () => {
       const { url, cleanup, world } = await oldDatabase(engine);
       const { n, db } = world;

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import type { StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 import type { MigrationContext } from './index.ts';
@@ -43,7 +43,7 @@ export async function backfillBatch(dialect: StoreDialect, batch = BATCH): Promi
     if (!row) return true;
     const { after, upTo } = JSON.parse(row.value) as { after: number; upTo: number };
     const end = Math.min(after + batch, upTo);
-    await fillFromSends(trx, after, end);
+    await fillFromSends(trx, dialect, after, end);
     if (end >= upTo) await trx.deleteFrom('notify_meta').where('key', '=', BACKFILL_KEY).execute();
     else await trx.updateTable('notify_meta').set({ value: JSON.stringify({ after: end, upTo }) }).where('key', '=', BACKFILL_KEY).execute();
     return end >= upTo;
@@ -52,9 +52,14 @@ export async function backfillBatch(dialect: StoreDialect, batch = BATCH): Promi
 
 /**
  * An erased person's sends no longer name them (contact_id null), so their events stay
- * anonymous; an event of a send without a person stays without one.
+ * anonymous; an event of a send without a person stays without one. The sends are locked first
+ * (in id order, as every writer locks them): an erasure in progress has them locked, and this
+ * then reads them as it left them, instead of giving its anonymised events the person again.
  */
-async function fillFromSends(trx: Kysely<Database>, after: number, end: number): Promise<void> {
+async function fillFromSends(trx: Kysely<Database>, dialect: StoreDialect, after: number, end: number): Promise<void> {
+  const pending = (eb: ExpressionBuilder<Database, 'notify_events'>) => eb.and([eb('id', '>', after), eb('id', '<=', end), eb('contact_id', 'is', null), eb('send_id', 'is not', null)]);
+  const sends = trx.selectFrom('notify_sends').select('id').where('id', 'in', trx.selectFrom('notify_events').select('send_id').where(pending)).where('contact_id', 'is not', null).orderBy('id');
+  if ((await dialect.lockForUpdate(sends).execute()).length === 0) return;
   await sql`
     update notify_events set contact_id = s.contact_id
     from notify_sends as s
