@@ -18,14 +18,14 @@ forEachEngine('a person’s data: contacts.export and contacts.erase', (h) => {
     ids.send = Number(send.id);
     await n.fetch(new Request(`http://localhost/notify/open/${send.token}`));
     await n.flush();
-    // what a click leaves with trackIpAddress, and a provider event that names only the send
+    // what a click leaves with trackIpAddress, and a provider event that names only the send (its writer adds her)
     await db()
       .insertInto('notify_events')
-      .values([
-        { type: 'click', send_id: ids.send, contact_id: ann.id, campaign_id: campaign.id, link_index: 0, metadata: JSON.stringify({ ip: '203.0.113.9' }), is_machine: 0, machine_reason: null, created_at: Date.now() },
-        { type: 'soft_bounce', send_id: ids.send, contact_id: null, campaign_id: campaign.id, link_index: null, metadata: JSON.stringify({ provider: 'ses', detail: 'ann@example.com mailbox full' }), is_machine: 0, machine_reason: null, created_at: Date.now() },
-      ])
+      .values({ type: 'click', send_id: ids.send, contact_id: ann.id, campaign_id: campaign.id, link_index: 0, metadata: JSON.stringify({ ip: '203.0.113.9' }), is_machine: 0, machine_reason: null, created_at: Date.now() })
       .execute();
+    await n.context.store.events.insertMany([
+      { type: 'soft_bounce', send_id: ids.send, contact_id: null, campaign_id: campaign.id, link_index: null, metadata: { provider: 'ses', detail: 'ann@example.com mailbox full' }, is_machine: 0, machine_reason: null, created_at: Date.now() },
+    ]);
     const seq = await n.drips.createSequence({ name: 'welcome', steps: [{ delayMinutes: 0, subject: 'Welcome', html: '<p>hi</p>' }] });
     await n.drips.enroll({ contact: ann.id, sequence: seq.id });
 

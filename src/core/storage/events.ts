@@ -13,6 +13,9 @@ export interface EventRow {
 }
 
 export interface EventsRepo {
-  /** one multi-row INSERT */
+  /**
+   * One multi-row INSERT. A row naming a send but no contact gets the send's contact (a person's
+   * events are found by contact alone); rows of a contact erased meanwhile are not stored.
+   */
   insertMany(rows: EventRow[]): Promise<void>;
 }

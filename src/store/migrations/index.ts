@@ -18,6 +18,7 @@ import * as campaignTracking from './014_campaign_tracking.ts';
 import * as trackingBatches from './015_tracking_batches.ts';
 import * as eventsWithoutForeignKeys from './016_events_without_foreign_keys.ts';
 import * as eventsDropClickIndex from './018_events_drop_click_index.ts';
+import * as eventsContactFromSend from './019_events_contact_from_send.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /**
@@ -26,7 +27,12 @@ import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
  */
 export type MigrationContext = ColumnTypes & { kind: DialectKind };
 
-export type MigrationModule = { up: (db: Kysely<any>, ctx: MigrationContext) => Promise<void> };
+/**
+ * `afterCommit`: work too large for the migrator's one transaction (a backfill), run after it
+ * committed, in transactions of its own, on every migrate until it is done (so it must be cheap
+ * once done and resume where an interrupted run stopped).
+ */
+export type MigrationModule = { up: (db: Kysely<any>, ctx: MigrationContext) => Promise<void>; afterCommit?: (dialect: StoreDialect) => Promise<void> };
 
 /**
  * In the order they run: add a new one at the end, numbered above the last (numbers handed out to
@@ -51,6 +57,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '015_tracking_batches': trackingBatches,
   '016_events_without_foreign_keys': eventsWithoutForeignKeys,
   '018_events_drop_click_index': eventsDropClickIndex,
+  '019_events_contact_from_send': eventsContactFromSend,
 };
 
 export interface MigrateResult {
@@ -80,5 +87,6 @@ export async function migrateToLatest(dialect: StoreDialect): Promise<MigrateRes
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new NotifyError('STORE_UNAVAILABLE', `Migration${failed ? ` ${failed}` : 's'} failed: ${(error as Error).message}`, { migration: failed }, { cause: error });
   }
+  for (const mod of Object.values(MIGRATIONS)) await mod.afterCommit?.(dialect);
   return { applied: [...upgraded, ...(results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)] };
 }

@@ -1,6 +1,7 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { ExportFilter, ExportRow, PersonRows } from '../../core/storage/contacts.ts';
 import type { ContactStatus } from '../../core/types.ts';
+import { BACKFILL_KEY } from '../migrations/019_events_contact_from_send.ts';
 import { parseJson, toDate } from '../rows.ts';
 import type { Database } from '../schema.ts';
 import { statusChangesOf } from './history.ts';
@@ -59,14 +60,14 @@ export async function listId(db: Kysely<Database>, name: string): Promise<number
 }
 
 /**
- * Every row that names the person: the contact, memberships, their sends, the events of those sends
- * or of the contact (a webhook event may carry only one of the two), enrollments with the sequence.
+ * Every row that names the person: the contact, memberships, their sends, their events (those of
+ * their sends among them), enrollments with the sequence.
  */
 export async function personRows(db: Kysely<Database>, id: number): Promise<PersonRows | undefined> {
   const contact = await db.selectFrom('notify_contacts').selectAll().where('id', '=', id).executeTakeFirst();
   if (!contact) return undefined;
   const sends = await db.selectFrom('notify_sends').selectAll().where('contact_id', '=', id).orderBy('id').execute();
-  const events = await db.selectFrom('notify_events').selectAll().where(ofPerson(id)).orderBy('id').execute();
+  const events = await db.selectFrom('notify_events').selectAll().where(await ofPerson(db, id)).orderBy('id').execute();
   const enrollments = await db
     .selectFrom('notify_enrollments')
     .innerJoin('notify_sequences', 'notify_sequences.id', 'notify_enrollments.sequence_id')
@@ -79,13 +80,25 @@ export async function personRows(db: Kysely<Database>, id: number): Promise<Pers
   return { contact, lists: (await listsOf(db, [id])).get(id) ?? [], sends, events, enrollments, statusChanges };
 }
 
-/** The person's events: by contact, or by one of their sends (a webhook event may carry only one of the two). */
-const ofPerson = (id: number) => (eb: ExpressionBuilder<Database, 'notify_events'>) =>
-  eb.or([eb('contact_id', '=', id), eb('send_id', 'in', eb.selectFrom('notify_sends').select('id').where('contact_id', '=', id))]);
+/**
+ * The person's events, through notify_events_contact: every event of a send carries the send's
+ * person (the writers fill it, migration 019 filled the older ones). Until that backfill is done
+ * (a process that does not migrate, beside one whose backfill was interrupted), also the events of
+ * their sends, found by a scan of the table.
+ */
+async function ofPerson(db: Kysely<Database>, id: number) {
+  const backfilling = await db.selectFrom('notify_meta').select('key').where('key', '=', BACKFILL_KEY).executeTakeFirst();
+  return (eb: ExpressionBuilder<Database, 'notify_events'>) =>
+    backfilling ? eb.or([eb('contact_id', '=', id), eb('send_id', 'in', eb.selectFrom('notify_sends').select('id').where('contact_id', '=', id))]) : eb('contact_id', '=', id);
+}
 
 /** Strips the person's events of what identifies them (metadata: an IP, a user agent); run before their sends lose contact_id. */
 export async function eraseEvents(db: Kysely<Database>, id: number): Promise<void> {
-  await db.updateTable('notify_events').set({ metadata: '{}', contact_id: null }).where(ofPerson(id)).execute();
+  await db
+    .updateTable('notify_events')
+    .set({ metadata: '{}', contact_id: null })
+    .where(await ofPerson(db, id))
+    .execute();
 }
 
 /**
