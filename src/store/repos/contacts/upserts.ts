@@ -4,18 +4,16 @@ import type { Contact } from '../../../core/types.ts';
 import type { StoreDialect } from '../../dialect.ts';
 import type { Outbox } from '../../outbox.ts';
 import type { Database } from '../../schema.ts';
-import { contactWrites } from '../contact-writes.ts';
+import { insertMembers, insertNew, listIdOf, updateExisting, writeOne } from '../contact-writes.ts';
 import { type Join, recordJoins } from '../joins.ts';
 import { contactById, toContact } from './rows.ts';
 
 /** writes of contacts: one or a batch by address (their list joins announced once committed), and status changes */
 export function contactUpserts(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): Pick<ContactsRepo, 'upsert' | 'upsertMany' | 'setStatus' | 'changeStatus'> {
-  const { insertNew, insertMembers, listIdOf, updateExisting, writeOne } = contactWrites(dialect);
-
   const upsert = async (input: ContactWrite, now: number): Promise<Contact> => {
     const written = await db.transaction().execute(async (trx) => {
       const joins: Join[] = [];
-      const contactId = await writeOne(trx, input, now, new Map(), joins);
+      const contactId = await writeOne(dialect, trx, input, now, new Map(), joins);
       return { contactId, events: contactId === undefined ? [] : await recordJoins(trx, outbox, joins, now) };
     });
     const id = written.contactId;
@@ -50,11 +48,11 @@ export function contactUpserts(db: Kysely<Database>, dialect: StoreDialect, outb
             retry.push(input); // another writer inserted it meanwhile
             continue;
           }
-          for (const name of new Set(input.lists ?? [])) members.push({ list_id: await listIdOf(trx, name, now, listIds), contact_id: id, created_at: now });
+          for (const name of new Set(input.lists ?? [])) members.push({ list_id: await listIdOf(dialect, trx, name, now, listIds), contact_id: id, created_at: now });
         }
         await insertMembers(trx, members, joins);
-        const gone = await updateExisting(trx, [...known.values()], now, listIds, joins);
-        for (const input of [...gone, ...repeated]) if ((await writeOne(trx, input, now, listIds, joins)) === undefined) retry.push(input);
+        const gone = await updateExisting(dialect, trx, [...known.values()], now, listIds, joins);
+        for (const input of [...gone, ...repeated]) if ((await writeOne(dialect, trx, input, now, listIds, joins)) === undefined) retry.push(input);
         return { lost: retry, events: await recordJoins(trx, outbox, joins, now) };
       });
       outbox.publish(events);
