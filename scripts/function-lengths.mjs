@@ -2,7 +2,7 @@
 // Files over 200 lines and functions over 60 lines below a folder (default src/), measured with the
 // TypeScript compiler's own parser so the figures in a review note can be reproduced by anyone.
 // Usage: node scripts/function-lengths.mjs [src] [--function-lines 60] [--file-lines 200]
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -73,7 +73,13 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     args.splice(i, 2);
     return value;
   };
-  const limits = { functionLines: option('--function-lines', 60), fileLines: option('--file-lines', 200) };
-  const root = resolve(args[0] ?? 'src');
-  printLengths(measure(root, limits), limits);
+  try {
+    const limits = { functionLines: option('--function-lines', 60), fileLines: option('--file-lines', 200) };
+    const root = resolve(args[0] ?? 'src');
+    if (!existsSync(root) || !statSync(root).isDirectory()) throw new Error(`${root} is not a folder`);
+    printLengths(measure(root, limits), limits);
+  } catch (error) {
+    console.error(`function-lengths: ${error.message}`);
+    process.exitCode = 2;
+  }
 }
