@@ -26,3 +26,6 @@ export const flagOf = (column: number | null | undefined): boolean | null => (co
  */
 export const layoutColumn = (layout: string | false | null): string | null => (layout === false ? '' : layout);
 export const layoutOf = (column: string | null): string | false | null => (column === '' ? false : column);
+
+/** the value of a `MIN(...) AS t` over rows that may not exist, undefined when there were none */
+export const earliest = (row: { t: unknown } | undefined): number | undefined => (row?.t === null || row?.t === undefined ? undefined : Number(row.t));

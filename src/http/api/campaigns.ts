@@ -1,11 +1,10 @@
 import { parseCampaignId } from '../../core/stats.ts';
 import type { CampaignInput } from '../../core/campaigns.ts';
-import { NotifyError } from '../../errors.ts';
 import type { Notify } from '../../notify.ts';
 import { BUCKET_CHOICES } from '../admin/campaigns.ts';
 import { CAMPAIGN_INPUT, CAMPAIGN_STATUSES_ENUM, CAMPAIGN_UPDATE, campaignSchemas } from './campaign-schemas.ts';
 import type { ApiRoute, ApiResponse, JsonSchema } from './route.ts';
-import { ref } from './route.ts';
+import { found, ref } from './route.ts';
 import { arrayOf, digits, input, int, record, str, text } from './schemas.ts';
 
 export { campaignSchemas };
@@ -44,11 +43,7 @@ export function campaignAction(
   };
 }
 
-async function campaign(notify: Notify, id: string) {
-  const found = await notify.campaigns.get(parseCampaignId(id));
-  if (!found) throw new NotifyError('NOT_FOUND', `Campaign ${id} does not exist`, { field: 'id' });
-  return found;
-}
+const campaign = async (notify: Notify, id: string) => found(await notify.campaigns.get(parseCampaignId(id)), `Campaign ${id} does not exist`, 'id');
 
 export const campaignRoutes: ApiRoute[] = [
   {

@@ -3,7 +3,7 @@ import { NotifyError } from '../../errors.ts';
 import { contactsCsv } from './contacts-csv.ts';
 import { PERSON_DATA } from './person-schema.ts';
 import type { ApiRoute, JsonSchema } from './route.ts';
-import { ref } from './route.ts';
+import { found, ref } from './route.ts';
 import { arrayOf, dateTime, digits, freeObject, input, int, nullable, record, str, text } from './schemas.ts';
 
 const status: JsonSchema = { type: 'string', enum: [...CONTACT_STATUSES] };
@@ -31,10 +31,6 @@ const contactParam = { contact: { description: 'contact id or email address' } }
 const filters = {
   list: { description: 'members subscribed to this list', schema: text(100) },
   segment: { description: 'a segment filter as JSON text, e.g. {"attr":"plan","eq":"pro"}', schema: text(16_384) },
-};
-const found = <T>(value: T | undefined, what: string): T => {
-  if (value === undefined) throw new NotifyError('NOT_FOUND', `No ${what}`, { field: 'contact' });
-  return value;
 };
 const contactReply = { description: 'the contact', schema: ref('Contact') };
 
@@ -104,7 +100,7 @@ export const contactRoutes: ApiRoute[] = [
     params: contactParam,
     responses: { 200: contactReply },
     problems: [404],
-    handle: async ({ deps, params }) => ({ body: found(await deps.notify.contacts.get(params.contact), 'such contact') }),
+    handle: async ({ deps, params }) => ({ body: found(await deps.notify.contacts.get(params.contact), 'No such contact', 'contact') }),
   },
   {
     method: 'patch',
@@ -117,7 +113,7 @@ export const contactRoutes: ApiRoute[] = [
     responses: { 200: contactReply },
     problems: [404, 422],
     handle: async ({ deps, params, body }) => {
-      const contact = found(await deps.notify.contacts.get(params.contact), 'such contact');
+      const contact = found(await deps.notify.contacts.get(params.contact), 'No such contact', 'contact');
       return { body: await deps.notify.contacts.upsert({ ...(body as object), email: contact.email }) };
     },
   },
@@ -168,6 +164,6 @@ export const contactRoutes: ApiRoute[] = [
     params: contactParam,
     responses: { 200: { description: "the person's data", schema: ref('PersonData') } },
     problems: [404],
-    handle: async ({ deps, params }) => ({ body: found(await deps.notify.contacts.export(params.contact), 'such contact') }),
+    handle: async ({ deps, params }) => ({ body: found(await deps.notify.contacts.export(params.contact), 'No such contact', 'contact') }),
   },
 ];

@@ -1,8 +1,7 @@
 import type { CsvEncoding } from '../../core/csv.ts';
 import { CONTACT_STATUSES, type ContactStatus } from '../../core/types.ts';
-import { NotifyError } from '../../errors.ts';
 import type { ApiRoute, JsonSchema } from './route.ts';
-import { ref } from './route.ts';
+import { found, ref } from './route.ts';
 import { arrayOf, dateTime, int, nullable, record, str, text } from './schemas.ts';
 
 /** A CSV upload over this is refused (413); larger files go through `notify contacts:import`. */
@@ -58,9 +57,7 @@ export const importRoutes: ApiRoute[] = [
     responses: { 200: { description: 'the job', schema: ref('ImportJob') } },
     problems: [404],
     handle: async ({ deps, params }) => {
-      const job = deps.imports.get(params.id);
-      if (!job) throw new NotifyError('NOT_FOUND', 'No such import (jobs are kept by the server that ran them, the last 100)', { field: 'id' });
-      return { body: job };
+      return { body: found(deps.imports.get(params.id), 'No such import (jobs are kept by the server that ran them, the last 100)', 'id') };
     },
   },
 ];

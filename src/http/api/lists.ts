@@ -1,6 +1,6 @@
-import { NotifyError } from '../../errors.ts';
+
 import type { ApiRoute, JsonSchema } from './route.ts';
-import { ref } from './route.ts';
+import { found, ref } from './route.ts';
 import { arrayOf, bool, dateTime, input, int, nullable, record, str, text } from './schemas.ts';
 
 export const listSchemas: Record<string, JsonSchema> = {
@@ -46,8 +46,7 @@ export const listRoutes: ApiRoute[] = [
     problems: [404],
     handle: async ({ deps, params }) => {
       const list = (await deps.notify.lists.list()).find((l) => l.name.toLowerCase() === params.name.toLowerCase());
-      if (!list) throw new NotifyError('NOT_FOUND', `No list named ${JSON.stringify(params.name)}`, { field: 'name' });
-      return { body: list };
+      return { body: found(list, `No list named ${JSON.stringify(params.name)}`, 'name') };
     },
   },
   {

@@ -1,4 +1,5 @@
 import type { Context } from '../../context.ts';
+import { NotifyError } from '../../errors.ts';
 import type { StatsService } from '../../core/stats.ts';
 import type { Notify } from '../../notify.ts';
 import type { ImportJobs } from './import-jobs.ts';
@@ -77,3 +78,9 @@ export function honoPath(path: string): string {
 }
 
 export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+/** the value a handler looked up, or a 404 problem that names the parameter which found nothing */
+export function found<T>(value: T | null | undefined, message: string, field: string): T {
+  if (value === undefined || value === null) throw new NotifyError('NOT_FOUND', message, { field });
+  return value;
+}

@@ -1,10 +1,9 @@
 import { listEnrollments } from '../../core/enrollment-list.ts';
 import { ENROLLMENT_STATUSES, type EnrollmentStatus } from '../../core/types.ts';
 import type { SequenceInput } from '../../core/drips.ts';
-import { NotifyError } from '../../errors.ts';
 import { CAMPAIGN_INPUT } from './campaign-schemas.ts';
-import type { ApiRoute, JsonSchema } from './route.ts';
-import { ref } from './route.ts';
+import type { ApiDeps, ApiRoute, JsonSchema } from './route.ts';
+import { found, ref } from './route.ts';
 import { arrayOf, dateTime, digits, input, int, nullable, record, str, text } from './schemas.ts';
 
 const { subject, html, markdown, markdownFile, text: textBody, layout } = (CAMPAIGN_INPUT.properties ?? {}) as Record<string, JsonSchema>;
@@ -45,11 +44,7 @@ export const sequenceSchemas: Record<string, JsonSchema> = {
 const step = input({ delayMinutes: { type: 'integer', minimum: 0 }, subject, html, markdown, markdownFile, text: textBody, layout }, ['delayMinutes', 'subject']);
 const sequenceParam = { sequence: { description: 'sequence id or name' } };
 
-async function sequence(deps: Parameters<ApiRoute['handle']>[0]['deps'], idOrName: string) {
-  const found = await deps.notify.drips.getSequence(idOrName);
-  if (!found) throw new NotifyError('NOT_FOUND', `Sequence ${JSON.stringify(idOrName)} not found`, { field: 'sequence' });
-  return found;
-}
+const sequence = async (deps: ApiDeps, idOrName: string) => found(await deps.notify.drips.getSequence(idOrName), `Sequence ${JSON.stringify(idOrName)} not found`, 'sequence');
 
 export const sequenceRoutes: ApiRoute[] = [
   {
@@ -132,9 +127,8 @@ export const sequenceRoutes: ApiRoute[] = [
     responses: { 200: { description: 'the enrollment', schema: ref('Enrollment') } },
     problems: [404],
     handle: async ({ deps, params }) => {
-      const found = /^[0-9]{1,15}$/.test(params.id) ? await deps.notify.drips.getEnrollment(Number(params.id)) : undefined;
-      if (!found) throw new NotifyError('NOT_FOUND', `Enrollment ${JSON.stringify(params.id)} not found`, { field: 'id' });
-      return { body: found };
+      const enrollment = /^[0-9]{1,15}$/.test(params.id) ? await deps.notify.drips.getEnrollment(Number(params.id)) : undefined;
+      return { body: found(enrollment, `Enrollment ${JSON.stringify(params.id)} not found`, 'id') };
     },
   },
 ];

@@ -12,13 +12,21 @@ const messageColumns = <T extends string, C extends string>(t: CreateTableBuilde
     .addColumn('layout', 'text');
 
 /** The whole schema of the first release. Both engines, one definition: see MigrationContext. */
-export async function up(db: Kysely<any>, { id, pk, ref, ts, json, bool }: MigrationContext): Promise<void> {
+export async function up(db: Kysely<any>, m: MigrationContext): Promise<void> {
   await db.schema
     .createTable('notify_meta')
     .addColumn('key', 'text', (c) => c.primaryKey())
     .addColumn('value', 'text', (c) => c.notNull())
     .execute();
+  await contactTables(db, m);
+  await messageTables(db, m);
+  await sendTables(db, m);
+  await eventTables(db, m);
+  await bookkeepingTables(db, m);
+}
 
+/** Contacts, lists and who is on which */
+async function contactTables(db: Kysely<any>, { id, pk, ref, ts, json }: MigrationContext): Promise<void> {
   await db.schema
     .createTable('notify_contacts')
     .addColumn('id', id, pk)
@@ -51,7 +59,10 @@ export async function up(db: Kysely<any>, { id, pk, ref, ts, json, bool }: Migra
     .addPrimaryKeyConstraint('notify_list_members_pk', ['list_id', 'contact_id'])
     .execute();
   await db.schema.createIndex('notify_list_members_contact').on('notify_list_members').column('contact_id').execute();
+}
 
+/** Campaigns, drip sequences with their steps, and enrollments */
+async function messageTables(db: Kysely<any>, { id, pk, ref, ts }: MigrationContext): Promise<void> {
   await db.schema
     .createTable('notify_campaigns')
     .addColumn('id', id, pk)
@@ -99,7 +110,10 @@ export async function up(db: Kysely<any>, { id, pk, ref, ts, json, bool }: Migra
     .execute();
   await db.schema.createIndex('notify_enrollments_due').on('notify_enrollments').columns(['status', 'next_send_at']).execute();
   await db.schema.createIndex('notify_enrollments_contact').on('notify_enrollments').columns(['contact_id', 'status']).execute();
+}
 
+/** One row a message handed to the mailer */
+async function sendTables(db: Kysely<any>, { id, pk, ref, ts }: MigrationContext): Promise<void> {
   await db.schema
     .createTable('notify_sends')
     .addColumn('id', id, pk)
@@ -126,7 +140,10 @@ export async function up(db: Kysely<any>, { id, pk, ref, ts, json, bool }: Migra
   await db.schema.createIndex('notify_sends_status_updated').on('notify_sends').columns(['status', 'updated_at']).execute();
   await db.schema.createIndex('notify_sends_contact').on('notify_sends').column('contact_id').execute();
   await db.schema.createIndex('notify_sends_message_id').on('notify_sends').column('message_id').execute();
+}
 
+/** What recipients did with a message, and the links it carried */
+async function eventTables(db: Kysely<any>, { id, pk, ref, ts, json, bool }: MigrationContext): Promise<void> {
   await db.schema
     .createTable('notify_events')
     .addColumn('id', id, pk)
@@ -153,7 +170,10 @@ export async function up(db: Kysely<any>, { id, pk, ref, ts, json, bool }: Migra
     .addColumn('created_at', ts, (c) => c.notNull())
     .addUniqueConstraint('notify_links_scope_position', ['scope', 'position'])
     .execute();
+}
 
+/** What outlives an erasure, campaign totals kept as they change, webhook deliveries already applied */
+async function bookkeepingTables(db: Kysely<any>, { ref, ts }: MigrationContext): Promise<void> {
   await db.schema
     .createTable('notify_tombstones')
     .addColumn('token_hash', 'text', (c) => c.primaryKey())

@@ -2,7 +2,7 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import type { EnrollmentsRepo, Settlement } from '../../core/storage/enrollments.ts';
 import type { Enrollment, EnrollmentStatus } from '../../core/types.ts';
 import type { StoreDialect } from '../dialect.ts';
-import { toDate } from '../rows.ts';
+import { earliest, toDate } from '../rows.ts';
 import type { Database, EnrollmentsTable } from '../schema.ts';
 import { refuseDuplicate } from '../unique.ts';
 
@@ -60,7 +60,7 @@ export function createEnrollmentsRepo(db: Kysely<Database>, dialect: StoreDialec
         .where('e.next_send_at', '>', after)
         .where(({ not, exists, selectFrom }) => not(exists(selectFrom('notify_contacts as c').select('c.id').whereRef('c.id', '=', 'e.contact_id').where('c.status', '=', 'pending'))))
         .executeTakeFirst();
-      return row?.t === null || row?.t === undefined ? undefined : Number(row.t);
+      return earliest(row);
     },
     async reclaimStale(olderThan, now) {
       const res = await db
