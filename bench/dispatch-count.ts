@@ -18,8 +18,12 @@ import { startRemoteSink } from './lib/sink.ts';
  *   npx tsx bench/dispatch-count.ts [sqlite|postgres] [recipients=1000] [rounds=3] [--profile <file>]
  * Prints, per round, messages per commit, statements per message, CPU us per message, and the
  * statements by text (the most frequent first); --profile writes a .cpuprofile of the last round.
+ * --drips counts notify:process-drips instead: a one-step sequence of the same email, every
+ * contact enrolled before the count starts.
  */
 const args = process.argv.slice(2);
+const dripsAt = args.indexOf('--drips');
+const drips = dripsAt >= 0 && args.splice(dripsAt, 1).length > 0;
 const profileAt = args.indexOf('--profile');
 const profileFile = profileAt >= 0 ? args.splice(profileAt, 2)[1] : undefined;
 const [engine = 'sqlite', n = '1000', roundsArg = '3'] = args;
@@ -51,6 +55,10 @@ try {
   for (let r = 0; r < ROUNDS; r++) {
     const rawUs = await rawCpu(raw, html);
     const { id } = await notify.campaigns.create({ subject: 'This week', html });
+    if (drips) {
+      await notify.drips.createSequence({ name: `count-${r}`, steps: [{ delayMinutes: 0, subject: 'This week', html }] });
+      for (let i = 0; i < RECIPIENTS; i++) await notify.drips.enroll({ contact: `reader${i}@example.com`, sequence: `count-${r}` });
+    }
     await sink.reset();
     counts.clear();
     times.clear();
@@ -63,7 +71,7 @@ try {
     }
     const cpu = process.cpuUsage();
     const start = performance.now();
-    const result = await notify.campaigns.send(id);
+    const result = drips ? await processDrips() : await notify.campaigns.send(id);
     const ms = performance.now() - start;
     const used = process.cpuUsage(cpu);
     if (session && last) {
@@ -75,7 +83,7 @@ try {
     if (result.sent !== RECIPIENTS || sink_.duplicates > 0) throw new Error(`sent ${result.sent} of ${RECIPIENTS}; sink ${sink_.messages}, ${sink_.duplicates} duplicates`);
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     // a group commit that is one statement (PostgreSQL) is a transaction of its own
-    const commits = (counts.get('commit') ?? 0) + [...counts].filter(([text]) => text.startsWith('with started as')).reduce((a, [, k]) => a + k, 0);
+    const commits = (counts.get('commit') ?? 0) + [...counts].filter(([text]) => text.startsWith('with started as') || text.startsWith('with finished as')).reduce((a, [, k]) => a + k, 0);
     const cpuUs = ((used.user + used.system) / result.sent).toFixed(0);
     console.log(`round ${r + 1} (${engine}, ${RECIPIENTS}): ${(result.sent / commits).toFixed(2)} messages per commit, ${(total / result.sent).toFixed(2)} statements per message, ${cpuUs} us CPU per message (raw nodemailer ${rawUs.toFixed(0)} us, ratio ${(rawUs / Number(cpuUs)).toFixed(3)}), ${((result.sent / ms) * 1000).toFixed(0)} msg/s (wall, load-dependent)`);
     if (last) for (const [text, k] of [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`  ${String(k).padStart(6)} ${times.has(text) ? `${((times.get(text) ?? 0) / k).toFixed(1).padStart(6)} us` : ''}  ${text.slice(0, 120)}`);
@@ -86,6 +94,16 @@ try {
   else await notify.close();
   await sink.stop();
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** notify:process-drips until the step went to every enrolled contact */
+async function processDrips(): Promise<{ sent: number }> {
+  let sent = 0;
+  for (;;) {
+    const r = await notify.drips.process();
+    sent += r.sent;
+    if (r.sent + r.failed === 0 || sent >= RECIPIENTS) return { sent };
+  }
 }
 
 /** CPU us per message of raw nodemailer sending pre-built MIME through the same kind of pool, to the same sink */

@@ -110,16 +110,11 @@ export async function writeDecisions(run: DripRun, decided: Decision[], outcomes
   const { ctx, result } = run;
   if (decided.length === 0 && outcomes.length === 0) return;
   const now = ctx.clock.now();
-  const byClaim = new Map<string, Settlement[]>();
-  for (const d of decided) byClaim.set(d.enrollment.claim_token, [...(byClaim.get(d.enrollment.claim_token) ?? []), d.settlement]);
-  const changed = await ctx.store.transaction(async (tx) => {
-    if (outcomes.length > 0) await tx.sends.finish(outcomes, now);
-    const ids = new Set<number>();
-    for (const [claimToken, settlements] of byClaim) for (const id of await tx.enrollments.settle(claimToken, settlements, now)) ids.add(id);
-    const failed = decided.filter((d) => d.settlement.status === 'failed' && ids.has(d.settlement.id));
-    if (failed.length > 0) await tx.outbox.add(failed.map(enrollmentFailedEvent), now);
-    return ids;
-  });
+  // the common group (nothing failed for good: no notify_enrollment_failed to write) goes through the
+  // same fixed-statement group commit as a campaign's sends; the rare one with a failure through the repositories
+  const changed = decided.every((d) => d.settlement.status !== 'failed')
+    ? await ctx.store.enrollments.writeStepGroup({ outcomes, settlements: decided.map((d) => ({ ...d.settlement, claim_token: d.enrollment.claim_token })) }, now)
+    : await writeWithFailures(ctx, decided, outcomes, now);
   if (changed.size < decided.length) {
     ctx.log.warn({ lost: decided.length - changed.size }, 'drip claims taken back before this run finished them (reclaimed as stale or cancelled): left as they are');
     // a step deferred just as its enrollment was cancelled (the contact unsubscribed meanwhile) would wait for ever
@@ -133,6 +128,20 @@ export async function writeDecisions(run: DripRun, decided: Decision[], outcomes
     if (retry) result.retried++;
     if (s.status === 'failed') result.failed++;
   }
+}
+
+/** A group with an enrollment failed for good: its notify_enrollment_failed is written with it, through the repositories. */
+function writeWithFailures(ctx: Context, decided: Decision[], outcomes: SendOutcome[], now: number): Promise<Set<number>> {
+  const byClaim = new Map<string, Settlement[]>();
+  for (const d of decided) byClaim.set(d.enrollment.claim_token, [...(byClaim.get(d.enrollment.claim_token) ?? []), d.settlement]);
+  return ctx.store.transaction(async (tx) => {
+    if (outcomes.length > 0) await tx.sends.finish(outcomes, now);
+    const ids = new Set<number>();
+    for (const [claimToken, settlements] of byClaim) for (const id of await tx.enrollments.settle(claimToken, settlements, now)) ids.add(id);
+    const failed = decided.filter((d) => d.settlement.status === 'failed' && ids.has(d.settlement.id));
+    if (failed.length > 0) await tx.outbox.add(failed.map(enrollmentFailedEvent), now);
+    return ids;
+  });
 }
 
 /** In-process `notify_enrollment_failed`, on the wire `notify:enrollment.failed`: the same plain payload. */

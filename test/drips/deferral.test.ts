@@ -30,7 +30,7 @@ forEachEngine('a drip step that fails transiently is deferred on the campaign ba
   };
   const enrollment = async (e: Enrollment) => (await world.notify.drips.getEnrollment(e.id))!;
   const stepRows = (e: Enrollment) =>
-    world.notify.context.store.db.selectFrom('notify_sends').select(['status', 'next_attempt_at', 'error', 'step_index']).where('enrollment_id', '=', e.id).orderBy('step_index').execute();
+    world.notify.context.store.db.selectFrom('notify_sends').select(['status', 'next_attempt_at', 'error', 'step_index', 'attempts']).where('enrollment_id', '=', e.id).orderBy('step_index').execute();
   const delivered = (email: string) => world.sink.messages.filter((m) => m.envelope.to.includes(email));
 
   before(() => {
@@ -46,6 +46,7 @@ forEachEngine('a drip step that fails transiently is deferred on the campaign ba
     let [row] = await stepRows(e);
     assert.deepEqual([row.status, Number(row.next_attempt_at)], ['deferred', clock.now() + minutes(1)]);
     assert.match(row.error ?? '', /421 4\.7\.0 Try again later/);
+    assert.equal(Number(row.attempts), 1, "the step's row counts its delivery attempts, as a campaign send's does");
     let now = await enrollment(e);
     assert.deepEqual([now.status, now.attempts, now.step_index, now.next_send_at?.getTime()], ['active', 1, 0, clock.now() + minutes(1)]);
     assert.match(now.last_error ?? '', /421/);
@@ -58,14 +59,15 @@ forEachEngine('a drip step that fails transiently is deferred on the campaign ba
     assert.equal((await world.notify.drips.process()).retried, 1);
     [row] = await stepRows(e);
     assert.deepEqual([row.status, Number(row.next_attempt_at)], ['deferred', clock.now() + minutes(5)]);
+    assert.equal(Number(row.attempts), 2);
     assert.equal((await enrollment(e)).attempts, 2);
 
     clock.advance(minutes(5));
     assert.deepEqual(await world.notify.drips.process(), { sent: 1, failed: 0, retried: 0, reclaimed: 0 });
     const rows = await stepRows(e);
     assert.deepEqual(
-      rows.map((r) => [r.status, r.next_attempt_at, r.error]),
-      [['sent', null, null]],
+      rows.map((r) => [r.status, r.next_attempt_at, r.error, Number(r.attempts)]),
+      [['sent', null, null, 3]],
       'one row for the step, reused by every attempt',
     );
     now = await enrollment(e);

@@ -101,6 +101,24 @@ for (const engine of ENGINES) {
       );
     });
 
+    test("a failure's text is kept as the mailer gave it, on the step's row and its enrollment (quotes, backslash, newline, non-ASCII, ?)", async (t) => {
+      const w = await world(t);
+      const e = await enrolled(w);
+      w.clock.advance(minutes(10));
+      const reply = `421 l'été "busy" \\ $1 ? ; drop\nnext line ✓`;
+      w.mailer.send = async () => {
+        throw new Error(reply);
+      };
+      assert.equal((await w.notify.drips.process()).retried, 1);
+      const now = await get(w, e);
+      assert.equal(now.status, 'active');
+      assert.match(now.last_error ?? '', /drop\nnext line ✓$/);
+      assert.ok(now.last_error?.includes(reply), now.last_error ?? '');
+      const [row] = await rows(w, e.id);
+      assert.equal(row.error, now.last_error);
+      assert.equal(Number(row.attempts), 1);
+    });
+
     test('retry timing and failure after exactly maxRetries attempts: notify_enrollment_failed fires once', async (t) => {
       const w = await world(t);
       const events: unknown[] = [];

@@ -1,4 +1,5 @@
 import type { Enrollment, EnrollmentStatus } from '../types.ts';
+import type { SendOutcome } from './sends.ts';
 
 /** An enrollment this run claimed: its claim token is the proof, checked by settle(). */
 export interface ClaimedEnrollment extends Enrollment {
@@ -38,4 +39,22 @@ export interface EnrollmentsRepo {
    * a run whose claim was reclaimed (or cancelled) meanwhile changes nothing. Returns the ids changed.
    */
   settle(claimToken: string, settlements: Settlement[], now: number): Promise<Set<number>>;
+  /**
+   * A drip run's group commit: step outcomes (on rows still `sending`) and the settlements of their
+   * enrollments (each while still `processing` under its claim token) in one transaction of its
+   * own, as fixed statements whatever the group's size (not for use inside Store.transaction).
+   * Returns the enrollment ids settled.
+   */
+  writeStepGroup(group: StepGroup, now: number): Promise<Set<number>>;
+}
+
+/** A settlement with the claim it applies under. */
+export interface ClaimedSettlement extends Settlement {
+  claim_token: string;
+}
+
+/** What one group commit of a drip run writes (EnrollmentsRepo.writeStepGroup). */
+export interface StepGroup {
+  outcomes: SendOutcome[];
+  settlements: ClaimedSettlement[];
 }

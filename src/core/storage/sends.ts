@@ -50,12 +50,12 @@ export interface SendsRepo {
   claim(rows: NewSend[], now: number): Promise<SendRecord[]>;
   /**
    * Drip step rows (enrollment_id, step_index set), one multi-row INSERT; a step that already has a
-   * row is skipped. Returns only the rows this call created.
+   * row is skipped. Returns only the rows this call created, each at `attempts` 1 (its first).
    */
   claimSteps(rows: NewSend[], now: number): Promise<SendRecord[]>;
   /** the rows of these enrollments' steps, by stepKey */
   forSteps(steps: { enrollment_id: number; step_index: number }[]): Promise<Map<string, StepSend>>;
-  /** a `deferred` (or `failed`, not `interrupted`) step row back to `sending` for a retry; false when another run took it */
+  /** a `deferred` (or `failed`, not `interrupted`) step row back to `sending` for a retry, one more attempt counted; false when another run took it */
   retake(id: number, now: number): Promise<boolean>;
   /** a row still `sending` that was last touched before `olderThan` becomes failed/interrupted; true when this call did it */
   interrupt(id: number, olderThan: number, now: number): Promise<boolean>;

@@ -2,9 +2,11 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import type { EnrollmentsRepo, Settlement } from '../../core/storage/enrollments.ts';
 import type { Enrollment, EnrollmentStatus } from '../../core/types.ts';
 import type { StoreDialect } from '../dialect.ts';
+import type { Outbox } from '../outbox.ts';
 import { earliest, toDate } from '../rows.ts';
 import type { Database, EnrollmentsTable } from '../schema.ts';
 import { refuseDuplicate } from '../unique.ts';
+import { createStepGroupWriter } from './send-groups.ts';
 
 type Row = Selectable<EnrollmentsTable>;
 
@@ -21,8 +23,9 @@ export function toEnrollment(r: Row): Enrollment {
   };
 }
 
-export function createEnrollmentsRepo(db: Kysely<Database>, dialect: StoreDialect): EnrollmentsRepo {
+export function createEnrollmentsRepo(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): EnrollmentsRepo {
   return {
+    writeStepGroup: createStepGroupWriter(db, dialect, outbox),
     async create(row, now) {
       const insert = () =>
         db

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { SendGroup } from '../../core/storage/campaigns.ts';
 import { COUNTER_NAMES as NAMES } from '../../core/storage/counters.ts';
+import type { ClaimedSettlement, StepGroup } from '../../core/storage/enrollments.ts';
 import type { FixedRun, StoreDialect } from '../dialect.ts';
 import { fixedStatement } from '../fixed-statement.ts';
 import { deferredOutbox, type Outbox } from '../outbox.ts';
@@ -91,4 +92,64 @@ async function withEvents(db: Kysely<Database>, dialect: StoreDialect, outbox: O
   });
   held.committed();
   return started;
+}
+
+/** one enrollment's settlement, while this run's claim still holds it */
+const SETTLE_ONE =
+  "update notify_enrollments set status = ?, step_index = ?, next_send_at = ?, attempts = ?, last_error = ?, claim_token = null, locked_at = null, updated_at = ? where id = ? and status = 'processing' and claim_token = ? returning id";
+const SETTLE = fixedStatement(SETTLE_ONE);
+
+/**
+ * PostgreSQL: a drip group in ONE statement: the outcomes first (the rows are locked in the order
+ * the statements one by one took them), then the settlements, each under its own claim token.
+ */
+const STEP_GROUP_POSTGRES = `with finished as (
+  update notify_sends as s set status = x.status, error = x.error, message_id = x.message_id, sent_at = x.sent_at, next_attempt_at = x.next_attempt_at, updated_at = x.updated_at
+  from jsonb_to_recordset(?::jsonb) as x(id bigint, status text, error text, message_id text, sent_at bigint, next_attempt_at bigint, updated_at bigint)
+  where s.id = x.id and s.status = 'sending'
+  returning s.id
+)
+update notify_enrollments as e set status = x.status, step_index = x.step_index, next_send_at = x.next_send_at, attempts = x.attempts, last_error = x.last_error, claim_token = null, locked_at = null, updated_at = ?
+from jsonb_to_recordset(?::jsonb) as x(id bigint, claim_token text, status text, step_index integer, next_send_at bigint, attempts integer, last_error text)
+where e.id = x.id and e.status = 'processing' and e.claim_token = x.claim_token and (select count(*) from finished) >= 0
+returning e.id`;
+
+const settleParameters = (s: ClaimedSettlement, now: number) => [s.status, s.step_index, s.next_send_at, s.attempts, s.last_error, now, s.id, s.claim_token];
+const idsOf = (rows: unknown[][]) => new Set(rows.flatMap((r) => (r as { id: number }[]).map((x) => Number(x.id))));
+
+/**
+ * EnrollmentsRepo.writeStepGroup: a drip run's group commit written as a campaign's is (fixed
+ * statements, one transaction; one statement on PostgreSQL); with `notify:email.sent` or
+ * `notify:email.failed` wanted, the outcomes go through sends.finish, which writes those events.
+ */
+export function createStepGroupWriter(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox) {
+  const announced = () => outbox.wants('notify:email.sent') || outbox.wants('notify:email.failed');
+  return async ({ outcomes, settlements }: StepGroup, now: number): Promise<Set<number>> => {
+    if (outcomes.length === 0 && settlements.length === 0) return new Set();
+    if (announced()) return stepsWithEvents(db, dialect, outbox, { outcomes, settlements }, now);
+    if (dialect.kind === 'postgres') {
+      const rows = outcomes.map((o) => outcomeRow(o, now));
+      return idsOf(await dialect.writeFixed(db, [{ text: STEP_GROUP_POSTGRES, parameters: [JSON.stringify(rows), now, JSON.stringify(settlements)] }]));
+    }
+    const statements: FixedRun[] = [];
+    for (const o of outcomes) {
+      const r = outcomeRow(o, now);
+      statements.push({ text: OUTCOME_SQLITE, parameters: [r.status, r.error, r.message_id, r.sent_at, r.next_attempt_at, r.updated_at, r.id] });
+    }
+    for (const s of settlements) statements.push({ text: SETTLE_ONE, parameters: settleParameters(s, now) });
+    return idsOf(await dialect.writeFixed(db, statements));
+  };
+}
+
+/** the same writes in one Kysely transaction, the outcomes' events included (published after the commit) */
+async function stepsWithEvents(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox, group: StepGroup, now: number): Promise<Set<number>> {
+  const held = deferredOutbox(outbox);
+  const settled = await db.transaction().execute(async (trx) => {
+    if (group.outcomes.length > 0) await createSendsRepo(trx, dialect, held.outbox).finish(group.outcomes, now);
+    const rows: unknown[][] = [];
+    for (const s of group.settlements) rows.push((await SETTLE(trx, settleParameters(s, now))).rows);
+    return idsOf(rows);
+  });
+  held.committed();
+  return settled;
 }

@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, Kysely, Selectable, } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
 import { type NewSend, type SendOutcome, type SendsRepo, type StepSend, stepKey } from '../../core/storage/sends.ts';
 import type { SendRecord, SendStatus, SuppressedRecipient } from '../../core/types.ts';
 import { columnList, type JsonRowColumn, type StoreDialect } from '../dialect.ts';
@@ -59,11 +59,11 @@ export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, out
     return row && toSendRecord(row);
   };
   /** inserts the rows no other run holds yet (the unique key decides) and returns those it inserted */
-  const insertNew = async (rows: NewSend[], now: number, key: ['campaign_id', 'contact_id'] | ['enrollment_id', 'step_index']) => {
+  const insertNew = async (rows: NewSend[], now: number, key: ['campaign_id', 'contact_id'] | ['enrollment_id', 'step_index'], attempts = 0) => {
     if (rows.length === 0) return [];
     const out = await db
       .insertInto('notify_sends')
-      .values(rows.map((r) => values(r, now)))
+      .values(rows.map((r) => ({ ...values(r, now), attempts })))
       .onConflict((oc) => oc.columns(key).doNothing())
       .returningAll()
       .execute();
@@ -74,7 +74,8 @@ export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, out
       return toSendRecord(await db.insertInto('notify_sends').values(values(row, now)).returningAll().executeTakeFirstOrThrow());
     },
     claim: (rows, now) => insertNew(rows, now, ['campaign_id', 'contact_id']),
-    claimSteps: (rows, now) => insertNew(rows, now, ['enrollment_id', 'step_index']),
+    // a step's row is created as it goes to the mailer: its first attempt (a campaign's counts at its start)
+    claimSteps: (rows, now) => insertNew(rows, now, ['enrollment_id', 'step_index'], 1),
     async forSteps(steps) {
       const out = new Map<string, StepSend>();
       if (steps.length === 0) return out;
@@ -93,7 +94,7 @@ export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, out
     async retake(id, now) {
       const res = await db
         .updateTable('notify_sends')
-        .set({ status: 'sending', error: null, next_attempt_at: null, updated_at: now })
+        .set({ status: 'sending', attempts: sql`attempts + 1`, error: null, next_attempt_at: null, updated_at: now })
         .where('id', '=', id)
         .where((eb) => eb.or([eb('status', '=', 'deferred'), eb.and([eb('status', '=', 'failed'), eb.or([eb('error', 'is', null), eb('error', '<>', 'interrupted')])])]))
         .executeTakeFirst();
