@@ -19,8 +19,8 @@ export const TARGETS = {
   'webhooks-shared': { mutate: ['src/webhooks/*.ts'], tests: WEBHOOK_TESTS },
   // The parts of src/core/ where a silent breakage costs the most, each with the tests that reach it.
   suppression: { mutate: ['src/core/suppression.ts'], tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts'] },
-  // List-scoped and send-token unsubscribes are reached only by the scope and short-link tests.
-  unsubscribe: { mutate: ['src/core/unsubscribe.ts'], tests: [...UNSUBSCRIBE_TESTS, 'test/audience/unsubscribe-scope.test.ts', 'test/http/unsubscribe-short.test.ts'] },
+  // List-scoped and send-token unsubscribes: the gaps file reads what the scope and short-link tests leave unread.
+  unsubscribe: { mutate: ['src/core/unsubscribe.ts'], tests: ['test/audience/mutation-gaps-unsubscribe.test.ts', ...UNSUBSCRIBE_TESTS, 'test/audience/unsubscribe-scope.test.ts', 'test/http/unsubscribe-short.test.ts'] },
   'webhook-events': { mutate: ['src/core/webhook-events.ts'], tests: WEBHOOK_TESTS },
   // The drip worker: claims, the step's send row, the enrollment's next state. The CLI test is left out
   // (it builds and spawns the package; the same run is reached in-process by the tests listed).
