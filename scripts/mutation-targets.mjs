@@ -24,7 +24,19 @@ export const TARGETS = {
   'webhook-events': { mutate: ['src/core/webhook-events.ts'], tests: WEBHOOK_TESTS },
   // The drip worker: claims, the step's send row, the enrollment's next state. The CLI test is left out
   // (it builds and spawns the package; the same run is reached in-process by the tests listed).
-  'drip-worker': { mutate: ['src/core/drip-run.ts', 'src/core/drip-decisions.ts'], tests: ['test/drips/transitions.test.ts', 'test/delivery/recording.test.ts', 'test/delivery/throttle.test.ts'] },
+  'drip-worker': {
+    mutate: ['src/core/drip-run.ts', 'src/core/drip-decisions.ts'],
+    tests: [
+      'test/drips/transitions.test.ts',
+      'test/drips/deferral.test.ts',
+      'test/drips/claim-taken-back.test.ts',
+      'test/drips/step-in-flight.test.ts',
+      'test/drips/unsubscribed-during-delivery.test.ts',
+      'test/delivery/recording.test.ts',
+      'test/delivery/failures.test.ts',
+      'test/delivery/throttle.test.ts',
+    ],
+  },
   // Sequences and their steps, enrolment and a sequence's enrollments page.
   'drip-sequences': {
     mutate: ['src/core/drips.ts', 'src/core/enrollment-list.ts'],
