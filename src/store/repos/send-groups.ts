@@ -26,6 +26,21 @@ const START = { sqlite: fixedStatement(START_SQLITE), postgres: fixedStatement(S
 /** one outcome on its row, while the row is still `sending` (a row reclaimed as interrupted keeps that) */
 const OUTCOME_SQLITE = "update notify_sends set status = ?, error = ?, message_id = ?, sent_at = ?, next_attempt_at = ?, updated_at = ? where id = ? and status = 'sending'";
 
+/** the SQLite outcome statements of a group, one per send */
+const outcomeStatements = (outcomes: SendGroup['outcomes'], now: number): FixedRun[] =>
+  outcomes.map((o) => {
+    const r = outcomeRow(o, now);
+    return { text: OUTCOME_SQLITE, parameters: [r.status, r.error, r.message_id, r.sent_at, r.next_attempt_at, r.updated_at, r.id] };
+  });
+
+/** PostgreSQL: every outcome of a group on its row (one JSON parameter), while the row is still `sending` */
+const FINISH_POSTGRES = `update notify_sends as s set status = x.status, error = x.error, message_id = x.message_id, sent_at = x.sent_at, next_attempt_at = x.next_attempt_at, updated_at = x.updated_at
+  from jsonb_to_recordset(?::jsonb) as x(id bigint, status text, error text, message_id text, sent_at bigint, next_attempt_at bigint, updated_at bigint)
+  where s.id = x.id and s.status = 'sending'`;
+
+/** an endpoint wants `notify:email.sent` or `.failed`: the outcomes then go through sends.finish, which writes those events */
+const outcomesAnnounced = (outbox: Outbox) => outbox.wants('notify:email.sent') || outbox.wants('notify:email.failed');
+
 /**
  * PostgreSQL: the whole group in ONE statement (one round trip, its own transaction) instead of
  * BEGIN, three statements and COMMIT. Each later part reads the one before it, which makes them
@@ -35,9 +50,7 @@ const OUTCOME_SQLITE = "update notify_sends set status = ?, error = ?, message_i
  */
 const GROUP_POSTGRES = `with started as (${START_POSTGRES}),
 finished as (
-  update notify_sends as s set status = x.status, error = x.error, message_id = x.message_id, sent_at = x.sent_at, next_attempt_at = x.next_attempt_at, updated_at = x.updated_at
-  from jsonb_to_recordset(?::jsonb) as x(id bigint, status text, error text, message_id text, sent_at bigint, next_attempt_at bigint, updated_at bigint)
-  where s.id = x.id and s.status = 'sending' and (select count(*) from started) >= 0
+  ${FINISH_POSTGRES} and (select count(*) from started) >= 0
   returning s.id
 ),
 counted as (
@@ -57,12 +70,11 @@ const startedRows = (rows: unknown[] | undefined) => ((rows ?? []) as Started[])
  * by an endpoint, the outcomes go through sends.finish, which writes those events with them.
  */
 export function createSendGroupWriter(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox) {
-  const announced = () => outbox.wants('notify:email.sent') || outbox.wants('notify:email.failed');
   return async (campaignId: number, group: SendGroup, now: number): Promise<Started[]> => {
     const { start, outcomes, counts } = group;
     const counted = NAMES.some((n) => counts[n]);
     if (start.length === 0 && outcomes.length === 0 && !counted) return [];
-    if (announced()) return withEvents(db, dialect, outbox, campaignId, group, now);
+    if (outcomesAnnounced(outbox)) return withEvents(db, dialect, outbox, campaignId, group, now);
     const values = NAMES.map((n) => counts[n] ?? 0);
     if (dialect.kind === 'postgres') {
       const [rows] = await dialect.writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, start, campaignId, JSON.stringify(outcomes.map((o) => outcomeRow(o, now))), campaignId, ...values, counted] }]);
@@ -70,10 +82,7 @@ export function createSendGroupWriter(db: Kysely<Database>, dialect: StoreDialec
     }
     const statements: FixedRun[] = [];
     if (start.length > 0) statements.push({ text: START_SQLITE, parameters: [now, JSON.stringify(start), campaignId] });
-    for (const o of outcomes) {
-      const r = outcomeRow(o, now);
-      statements.push({ text: OUTCOME_SQLITE, parameters: [r.status, r.error, r.message_id, r.sent_at, r.next_attempt_at, r.updated_at, r.id] });
-    }
+    statements.push(...outcomeStatements(outcomes, now));
     if (counted) statements.push({ text: ADD_COUNTS, parameters: [campaignId, ...values] });
     const [rows] = await dialect.writeFixed(db, statements);
     return start.length > 0 ? startedRows(rows) : [];
@@ -104,9 +113,7 @@ const SETTLE = fixedStatement(SETTLE_ONE);
  * the statements one by one took them), then the settlements, each under its own claim token.
  */
 const STEP_GROUP_POSTGRES = `with finished as (
-  update notify_sends as s set status = x.status, error = x.error, message_id = x.message_id, sent_at = x.sent_at, next_attempt_at = x.next_attempt_at, updated_at = x.updated_at
-  from jsonb_to_recordset(?::jsonb) as x(id bigint, status text, error text, message_id text, sent_at bigint, next_attempt_at bigint, updated_at bigint)
-  where s.id = x.id and s.status = 'sending'
+  ${FINISH_POSTGRES}
   returning s.id
 )
 update notify_enrollments as e set status = x.status, step_index = x.step_index, next_send_at = x.next_send_at, attempts = x.attempts, last_error = x.last_error, claim_token = null, locked_at = null, updated_at = ?
@@ -123,19 +130,15 @@ const idsOf = (rows: unknown[][]) => new Set(rows.flatMap((r) => (r as { id: num
  * `notify:email.failed` wanted, the outcomes go through sends.finish, which writes those events.
  */
 export function createStepGroupWriter(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox) {
-  const announced = () => outbox.wants('notify:email.sent') || outbox.wants('notify:email.failed');
   return async ({ outcomes, settlements }: StepGroup, now: number): Promise<Set<number>> => {
     if (outcomes.length === 0 && settlements.length === 0) return new Set();
-    if (announced()) return stepsWithEvents(db, dialect, outbox, { outcomes, settlements }, now);
+    if (outcomesAnnounced(outbox)) return stepsWithEvents(db, dialect, outbox, { outcomes, settlements }, now);
     if (dialect.kind === 'postgres') {
       const rows = outcomes.map((o) => outcomeRow(o, now));
       return idsOf(await dialect.writeFixed(db, [{ text: STEP_GROUP_POSTGRES, parameters: [JSON.stringify(rows), now, JSON.stringify(settlements)] }]));
     }
     const statements: FixedRun[] = [];
-    for (const o of outcomes) {
-      const r = outcomeRow(o, now);
-      statements.push({ text: OUTCOME_SQLITE, parameters: [r.status, r.error, r.message_id, r.sent_at, r.next_attempt_at, r.updated_at, r.id] });
-    }
+    statements.push(...outcomeStatements(outcomes, now));
     for (const s of settlements) statements.push({ text: SETTLE_ONE, parameters: settleParameters(s, now) });
     return idsOf(await dialect.writeFixed(db, statements));
   };
