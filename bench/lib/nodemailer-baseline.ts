@@ -72,8 +72,7 @@ let captured: Promise<Buffer> | undefined;
 export async function notifyBytesRate(transport: Transport, html: string, count: number): Promise<number> {
   const to = recipients(count, 'same');
   captured ??= notifyMessage(html);
-  const raws = perRecipient(await captured, to);
-  return timeSends((i) => transport.sendMail({ envelope: { from: FROM, to: [to[i]] }, raw: raws[i] }), count);
+  return sendRaw(transport, to, perRecipient(await captured, to));
 }
 
 /** Messages per second for sending every message through the pool, all queued at once. */
@@ -88,8 +87,12 @@ export type Transport = ReturnType<typeof pooledTransport>;
 /** Baseline 1: raw nodemailer pool sending pre-built raw MIME (built before the clock starts). */
 export async function rawMimeRate(transport: Transport, html: string, count: number): Promise<number> {
   const to = recipients(count, 'raw');
-  const raws = await prebuild(html, to);
-  return timeSends((i) => transport.sendMail({ envelope: { from: FROM, to: [to[i]] }, raw: raws[i] }), count);
+  return sendRaw(transport, to, await prebuild(html, to));
+}
+
+/** Messages per second for pre-built messages, one per recipient, through the pool. */
+function sendRaw(transport: Transport, to: string[], raws: Buffer[]): Promise<number> {
+  return timeSends((i) => transport.sendMail({ envelope: { from: FROM, to: [to[i]] }, raw: raws[i] }), to.length);
 }
 
 /** Baseline 2: plain sendMail({ html }): nodemailer composes every message itself. */
