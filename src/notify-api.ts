@@ -6,7 +6,7 @@ import type { Config, ConfigInput, LoadConfigOptions } from './config.ts';
 import type { Context } from './context.ts';
 import type { CampaignsApi } from './core/campaigns.ts';
 import type { Clock } from './core/clock.ts';
-import type { ContactListQuery, ContactPage } from './core/contacts.ts';
+import type { ContactListQuery, ContactPage } from './core/contact-query.ts';
 import type { EnrollInput, SequenceInput } from './core/drips.ts';
 import type { NotifyEventMap, NotifyEventName } from './core/events.ts';
 import type { List, ListInput } from './core/lists.ts';
