@@ -1,4 +1,5 @@
 import { getRequestListener } from '@hono/node-server';
+import { type ApiGuard, createApiGuard } from './api-guard.ts';
 import { type BounceMailbox, createBounceMailbox } from './bounces/index.ts';
 import { loadConfig } from './config.ts';
 import { createCampaignsService } from './core/campaigns.ts';
@@ -33,7 +34,6 @@ import { createLogger } from './log.ts';
 import { createMailer } from './mail/index.ts';
 import { composerFor } from './mail/message.ts';
 import type { CreateNotifyOptions, InstanceContext, Notify } from './notify-api.ts';
-import { createOpenGuard, type OpenGuard } from './open-guard.ts';
 import { createInstancePacer } from './pacing/index.ts';
 import { createViews } from './render/views.ts';
 import { createStore } from './store/index.ts';
@@ -78,7 +78,7 @@ function bounceMailboxFor(ctx: InstanceContext): BounceMailbox | undefined {
 }
 
 function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webhook?: ResolvedDriver): Notify {
-  const guard = createOpenGuard((err) => ctx.store.dialect.isConnectionError(err));
+  const guard = createApiGuard((err) => ctx.store.dialect.isConnectionError(err));
   const recorder = createTrackingRecorder(ctx, tracking);
   const clicks = createClickResolver(ctx);
   const bounces = bounceMailboxFor(ctx);
@@ -121,7 +121,7 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
 }
 
 /** The domain's services as the API exposes them, each refusing work once the instance is closed. */
-function domainApi(ctx: InstanceContext, recorder: TrackingRecorder, whileOpen: OpenGuard['wrap']): Pick<Notify, 'contacts' | 'lists' | 'campaigns' | 'drips'> {
+function domainApi(ctx: InstanceContext, recorder: TrackingRecorder, whileOpen: ApiGuard['wrap']): Pick<Notify, 'contacts' | 'lists' | 'campaigns' | 'drips'> {
   const contacts = createContactsService(ctx);
   const lists = createListsService(ctx);
   // figures read in this process include the opens and clicks it has buffered

@@ -1,6 +1,6 @@
 import { isNotifyError, NotifyError } from './errors.ts';
 
-export interface OpenGuard {
+export interface ApiGuard {
   /**
    * The operation as the API exposes it: refused (CLOSED) once the instance is closed, and a lost
    * database connection reported as STORE_UNAVAILABLE (the driver's own error stays as the cause)
@@ -11,7 +11,7 @@ export interface OpenGuard {
   close(): boolean;
 }
 
-export function createOpenGuard(isConnectionError: (err: unknown) => boolean): OpenGuard {
+export function createApiGuard(isConnectionError: (err: unknown) => boolean): ApiGuard {
   let closed = false;
   return {
     wrap:
