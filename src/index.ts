@@ -9,7 +9,7 @@ export type { Campaign, CampaignRunResult, CampaignStatus, CampaignStats, Contac
 export type { List, ListInput } from './core/lists.ts';
 export type { CampaignInput, CampaignListOptions, CampaignsApi } from './core/campaigns.ts';
 export type { TestSendInput, TestSendResult } from './core/campaign-test-send.ts';
-export type { ContactListQuery, ContactPage } from './core/contacts.ts';
+export type { ContactListQuery, ContactPage } from './core/contact-query.ts';
 export type { Segment } from './core/segments.ts';
 export type { EnrollInput, SequenceInput, StepInput } from './core/drips.ts';
 export type { PersonData } from './core/person-data.ts';

@@ -1,37 +1,18 @@
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
-import type { ContentInput } from '../render/source.ts';
+import { type CampaignInput, inputOf, segmentInput, validateCampaign, withoutUndefined } from './campaign-input.ts';
+import { type CampaignLifecycle, checkStatus, createCampaignLifecycle } from './campaign-lifecycle.ts';
+import { type CampaignPreview, type PreviewOptions, previewCampaign } from './campaign-preview.ts';
 import { runCampaign, type RunOptions } from './campaign-run.ts';
-import { checkHeaders, formatFrom } from './headers.ts';
-import { checkMessage, optionalFlag, optionalString } from './message-input.ts';
-import { requireList } from './lists.ts';
-import { requireReferences } from './segment-references.ts';
-import { parseSegment, type Segment } from './segments.ts';
-import type { Campaign, CampaignRunResult, CampaignStatus } from './types.ts';
-import { checkStatus, type CampaignLifecycle, createCampaignLifecycle } from './campaign-lifecycle.ts';
 import { ALLOWED_FROM, allows, invalidState } from './campaign-status.ts';
 import { sendTestCopies, type TestSendInput, type TestSendResult } from './campaign-test-send.ts';
-import { type CampaignPreview, type PreviewOptions, previewCampaign } from './campaign-preview.ts';
+import { requireList } from './lists.ts';
+import { optionalString } from './message-input.ts';
+import { requireReferences } from './segment-references.ts';
+import { parseSegment, type Segment, type SegmentNode } from './segments.ts';
+import type { Campaign, CampaignRunResult, CampaignStatus } from './types.ts';
 
-export interface CampaignInput extends ContentInput {
-  subject: string;
-  name?: string | null;
-  /** layout view name; default: defaultLayout; false: none */
-  layout?: string | false | null;
-  /** name of an existing list; omitted = every contact */
-  list?: string | null;
-  /** a segment filter (object or its JSON text); combines with `list` by AND */
-  segment?: Segment | string | null;
-  fromName?: string | null;
-  fromEmail?: string | null;
-  /** Liquid variables for every recipient (besides `contact` and `campaign`) */
-  data?: Record<string, unknown>;
-  headers?: Record<string, string>;
-  /** the open pixel; default (or null): the trackOpens option */
-  trackOpens?: boolean | null;
-  /** links through /notify/click; default (or null): the trackClicks option */
-  trackClicks?: boolean | null;
-}
+export type { CampaignInput } from './campaign-input.ts';
 
 export interface CampaignListOptions {
   status?: CampaignStatus;
@@ -67,14 +48,11 @@ export interface CampaignsService extends CampaignsApi {
   preview(input: CampaignInput, opts?: PreviewOptions): Promise<CampaignPreview>;
 }
 
-const MAX_DATA = 64 * 1024;
-
 export function createCampaignsService(ctx: Context): CampaignsService {
   return {
     async create(input) {
       const { list, segment, ...row } = validateCampaign(ctx, input);
-      const listRow = list === null ? null : await requireList(ctx, list);
-      if (segment) await requireReferences(ctx, segment);
+      const listRow = await requireAudience(ctx, list, segment);
       return ctx.store.campaigns.create({ ...row, list_id: listRow?.id ?? null, segment: segment ? (segmentInput(input.segment) as Segment) : null }, ctx.clock.now());
     },
     get: (id) => ctx.store.campaigns.getById(checkId(id)),
@@ -97,8 +75,7 @@ export function createCampaignsService(ctx: Context): CampaignsService {
         base.html = base.markdown = base.markdownFile = undefined;
       }
       const { list, segment, ...row } = validateCampaign(ctx, { ...base, ...withoutUndefined(fields) } as CampaignInput);
-      const listRow = list === null ? null : await requireList(ctx, list);
-      if (segment) await requireReferences(ctx, segment);
+      const listRow = await requireAudience(ctx, list, segment);
       const changes = { ...row, list_id: listRow?.id ?? null, segment: segment ? (segmentInput(fields.segment ?? current.segment) as Segment) : null };
       const updated = await ctx.store.campaigns.update(current.id, ALLOWED_FROM.update, changes);
       if (!updated) throw invalidState('update', (await ctx.store.campaigns.getById(current.id)) ?? current);
@@ -120,8 +97,7 @@ export function createCampaignsService(ctx: Context): CampaignsService {
       if (typeof target !== 'object' || target === null) throw new NotifyError('INVALID_INPUT', 'countAudience() needs { list?, segment? }');
       const list = optionalString(target.list, 'list', 100);
       const segment = target.segment == null || target.segment === '' ? null : parseSegment(target.segment);
-      const listRow = list === null ? null : await requireList(ctx, list);
-      if (segment) await requireReferences(ctx, segment);
+      const listRow = await requireAudience(ctx, list, segment);
       // id 0 has no send rows: everyone the filter matches is still to be reached
       return { count: await ctx.store.campaigns.countReachable({ id: 0, list: listRow?.name ?? null, segment: segment ? (segmentInput(target.segment) as Segment) : null }) };
     },
@@ -135,70 +111,15 @@ async function existing(ctx: Context, id: number): Promise<Campaign> {
   return c;
 }
 
-/** a stored campaign as the input that would create it (what update() merges the changes into) */
-function inputOf(c: Campaign): CampaignInput {
-  return {
-    subject: c.subject,
-    name: c.name,
-    html: c.html ?? undefined,
-    markdown: c.markdown ?? undefined,
-    markdownFile: c.markdown_file ?? undefined,
-    text: c.text ?? undefined,
-    layout: c.layout,
-    list: c.list,
-    segment: c.segment,
-    fromName: c.from_name,
-    fromEmail: c.from_email,
-    data: c.data,
-    headers: c.headers,
-    trackOpens: c.track_opens,
-    trackClicks: c.track_clicks,
-  };
-}
-
-function withoutUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** the filter as stored: the object given, or the one its JSON text holds */
-function segmentInput(segment: unknown): unknown {
-  return typeof segment === 'string' ? JSON.parse(segment) : segment;
+/** The list and segment a campaign is sent to, checked to exist (NOT_FOUND otherwise); the list's row. */
+async function requireAudience(ctx: Context, list: string | null, segment: SegmentNode | null) {
+  const listRow = list === null ? null : await requireList(ctx, list);
+  if (segment) await requireReferences(ctx, segment);
+  return listRow;
 }
 
 function checkId(id: unknown): number {
   const n = typeof id === 'string' && /^[0-9]+$/.test(id) ? Number(id) : id;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw new NotifyError('INVALID_INPUT', `Invalid campaign id ${JSON.stringify(id)}`, { field: 'id' });
   return n;
-}
-
-
-/** Everything that can be checked before the first send is checked here, so a broken campaign fails at create. */
-function validateCampaign(ctx: Context, input: CampaignInput) {
-  if (typeof input !== 'object' || input === null) throw new NotifyError('INVALID_INPUT', 'campaigns.create() needs an object');
-  const { subject, layout } = checkMessage(ctx, input);
-  const headers = checkHeaders(input.headers);
-  const fromName = optionalString(input.fromName, 'fromName', 200);
-  const fromEmail = optionalString(input.fromEmail, 'fromEmail', 254);
-  if (fromName || fromEmail) formatFrom(fromName ?? '', fromEmail || 'check@example.com');
-  const data = input.data ?? {};
-  if (typeof data !== 'object' || Array.isArray(data) || JSON.stringify(data).length > MAX_DATA) {
-    throw new NotifyError('INVALID_INPUT', `data must be an object of at most ${MAX_DATA} bytes of JSON`, { field: 'data' });
-  }
-  return {
-    name: optionalString(input.name, 'name', 200),
-    subject,
-    html: input.html || null,
-    markdown: input.markdown || null,
-    markdown_file: input.markdownFile || null,
-    text: input.text || null,
-    layout,
-    list: optionalString(input.list, 'list', 100),
-    segment: input.segment == null ? null : parseSegment(input.segment),
-    from_name: fromName,
-    from_email: fromEmail,
-    data,
-    headers,
-    track_opens: optionalFlag(input.trackOpens, 'trackOpens'),
-    track_clicks: optionalFlag(input.trackClicks, 'trackClicks'),
-  };
 }

@@ -28,68 +28,82 @@ export interface ClickWindowOptions {
 }
 
 export function createClickWindow(opts: ClickWindowOptions): ClickWindow {
-  const { slackMs = 10_000, maxSends = 100_000 } = opts;
+  return new SendClickWindow(opts);
+}
+
+class SendClickWindow implements ClickWindow {
+  private readonly slackMs: number;
+  private readonly maxSends: number;
   // per send, each link clicked with the time of its latest click: a link clicked thousands of
   // times (one shared publicly) is one entry
-  const bySend = new Map<number, Map<number, number>>();
+  private readonly bySend = new Map<number, Map<number, number>>();
   // one entry per click added, in the order added: pruning walks it from the front
-  let order: number[] = [];
-  let orderAt: number[] = [];
-  let head = 0;
-  let newest = Number.NEGATIVE_INFINITY;
-  let from = opts.from;
+  private order: number[] = [];
+  private orderAt: number[] = [];
+  private head = 0;
+  private newest = Number.NEGATIVE_INFINITY;
+  private from: number;
 
-  function prune(): void {
-    const cutoff = newest - BURST_WINDOW_MS - slackMs;
-    if (cutoff <= from) return;
-    while (head < order.length && orderAt[head] < cutoff) {
-      const id = order[head++];
-      const links = bySend.get(id);
-      if (!links) continue;
-      for (const [link, at] of links) if (at < cutoff) links.delete(link);
-      if (links.size === 0) bySend.delete(id);
+  constructor(opts: ClickWindowOptions) {
+    this.slackMs = opts.slackMs ?? 10_000;
+    this.maxSends = opts.maxSends ?? 100_000;
+    this.from = opts.from;
+  }
+
+  covers(since: number): boolean {
+    return since >= this.from;
+  }
+
+  linksSince(sendId: number, since: number, out: Set<number>): void {
+    const links = this.bySend.get(sendId);
+    if (links) for (const [link, at] of links) if (at >= since) out.add(link);
+  }
+
+  add(sendId: number, link: number, at: number): void {
+    if (at < this.from) return; // older than what the window covers: it could not answer for that time anyway
+    let links = this.bySend.get(sendId);
+    if (!links) {
+      if (this.bySend.size >= this.maxSends) {
+        // too many sends to hold: start over, covering only what comes after
+        this.bySend.clear();
+        this.order = [];
+        this.orderAt = [];
+        this.head = 0;
+        this.from = Math.max(this.newest, at) + 1;
+        return;
+      }
+      links = new Map();
+      this.bySend.set(sendId, links);
     }
-    from = cutoff;
-    if (head > 4096 && head * 2 > order.length) {
-      order = order.slice(head);
-      orderAt = orderAt.slice(head);
-      head = 0;
+    const held = links.get(link);
+    if (held === undefined || at > held) links.set(link, at);
+    this.order.push(sendId);
+    this.orderAt.push(at);
+    if (at > this.newest) {
+      this.newest = at;
+      this.prune();
     }
   }
 
-  return {
-    covers: (since) => since >= from,
-    linksSince(sendId, since, out) {
-      const links = bySend.get(sendId);
-      if (links) for (const [link, at] of links) if (at >= since) out.add(link);
-    },
-    add(sendId, link, at) {
-      if (at < from) return; // older than what the window covers: it could not answer for that time anyway
-      let links = bySend.get(sendId);
-      if (!links) {
-        if (bySend.size >= maxSends) {
-          // too many sends to hold: start over, covering only what comes after
-          bySend.clear();
-          order = [];
-          orderAt = [];
-          head = 0;
-          from = Math.max(newest, at) + 1;
-          return;
-        }
-        links = new Map();
-        bySend.set(sendId, links);
-      }
-      const held = links.get(link);
-      if (held === undefined || at > held) links.set(link, at);
-      order.push(sendId);
-      orderAt.push(at);
-      if (at > newest) {
-        newest = at;
-        prune();
-      }
-    },
-    get sends() {
-      return bySend.size;
-    },
-  };
+  get sends(): number {
+    return this.bySend.size;
+  }
+
+  private prune(): void {
+    const cutoff = this.newest - BURST_WINDOW_MS - this.slackMs;
+    if (cutoff <= this.from) return;
+    while (this.head < this.order.length && this.orderAt[this.head] < cutoff) {
+      const id = this.order[this.head++];
+      const links = this.bySend.get(id);
+      if (!links) continue;
+      for (const [link, at] of links) if (at < cutoff) links.delete(link);
+      if (links.size === 0) this.bySend.delete(id);
+    }
+    this.from = cutoff;
+    if (this.head > 4096 && this.head * 2 > this.order.length) {
+      this.order = this.order.slice(this.head);
+      this.orderAt = this.orderAt.slice(this.head);
+      this.head = 0;
+    }
+  }
 }

@@ -1,5 +1,6 @@
 import { isNotifyError, NotifyError } from '../errors.ts';
-import { type ContactsService, checkContactInput } from './contacts.ts';
+import { checkContactInput } from './contact-input.ts';
+import type { ContactsService } from './contacts.ts';
 import { emailKey } from './email.ts';
 import { type CsvEncoding, type CsvSource, parseCsvLine, parseCsvRecords, unFormulaSafe } from './csv.ts';
 import { type ColumnPlan, parseStatus, planColumns } from './import-columns.ts';

@@ -1,10 +1,12 @@
 import { NotifyError } from '../errors.ts';
 import type { EventSink } from '../core/storage/outbound.ts';
-import type { Store } from './contract.ts';
-import { createOutbox, deferredOutbox } from './outbox.ts';
+import type { Kysely } from 'kysely';
+import type { Store, StoreTx } from './contract.ts';
+import { createOutbox, deferredOutbox, type Outbox } from './outbox.ts';
 import { createOutboundRepo } from './repos/outbound.ts';
 import type { StoreDialect } from './dialect.ts';
-import { migrateToLatest } from './migrations/index.ts';
+import { type MigrateResult, migrateToLatest } from './migrations/index.ts';
+import type { Database } from './schema.ts';
 import { createPostgresDialect } from './postgres/index.ts';
 import { createCampaignsRepo } from './repos/campaigns.ts';
 import { createContactsRepo } from './repos/contacts.ts';
@@ -42,14 +44,9 @@ export function createStore(url: string, events?: EventSink): Store {
     kind: dialect.kind,
     db,
     dialect,
-    campaigns: createCampaignsRepo(db, dialect, outbox),
-    contacts: createContactsRepo(db, dialect, outbox),
-    counters: createCountersRepo(db),
-    enrollments: createEnrollmentsRepo(db, dialect, outbox),
-    events: createEventsRepo(db, dialect),
+    ...transactionRepos(db, dialect, outbox),
     history: createHistoryRepo(db),
     links: createLinksRepo(db),
-    lists: createListsRepo(db, dialect, outbox),
     meta: createMetaRepo(db),
     stats: createStatsRepo(db),
     tracking: createTrackingRepo(db, dialect, outbox),
@@ -57,44 +54,53 @@ export function createStore(url: string, events?: EventSink): Store {
     outbound: createOutboundRepo(db, dialect),
     rateLimits: createRateLimitsRepo(db),
     pacing: createPacingRepo(db, dialect),
-    sends: createSendsRepo(db, dialect, outbox),
-    webhookReceipts: createWebhookReceiptsRepo(db),
     sequences: createSequencesRepo(db, dialect),
-    async transaction(fn) {
-      // events the transaction's writes cause reach listeners only once it has committed
-      const held = deferredOutbox(outbox);
-      const result = await db.transaction().execute((trx) =>
-        fn({
-          kind: dialect.kind,
-          db: trx,
-          campaigns: createCampaignsRepo(trx, dialect, held.outbox),
-          contacts: createContactsRepo(trx, dialect, held.outbox),
-          counters: createCountersRepo(trx),
-          enrollments: createEnrollmentsRepo(trx, dialect, held.outbox),
-          events: createEventsRepo(trx, dialect),
-          lists: createListsRepo(trx, dialect, held.outbox),
-          sends: createSendsRepo(trx, dialect, held.outbox),
-          webhookReceipts: createWebhookReceiptsRepo(trx),
-          outbox: {
-            async add(events, now) {
-              await held.outbox.write(trx, events, now);
-              held.outbox.publish(events);
-            },
-          },
-        }),
-      );
-      held.committed();
-      return result;
-    },
-    async migrate() {
-      try {
-        await dialect.prepare();
-        return await migrateToLatest(dialect);
-      } catch (err) {
-        if (err instanceof NotifyError) throw err;
-        throw new NotifyError('STORE_UNAVAILABLE', `Could not migrate ${dialect.kind} database: ${(err as Error).message}`, {}, { cause: err });
-      }
-    },
+    transaction: (fn) => inTransaction(db, dialect, outbox, fn),
+    migrate: () => migrate(dialect),
     close: () => dialect.close(),
   };
+}
+
+/** The repositories a transaction offers (StoreTx), on the store's connection or the transaction's. */
+function transactionRepos(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): Omit<StoreTx, 'kind' | 'db' | 'outbox'> {
+  return {
+    campaigns: createCampaignsRepo(db, dialect, outbox),
+    contacts: createContactsRepo(db, dialect, outbox),
+    counters: createCountersRepo(db),
+    enrollments: createEnrollmentsRepo(db, dialect, outbox),
+    events: createEventsRepo(db, dialect),
+    lists: createListsRepo(db, dialect, outbox),
+    sends: createSendsRepo(db, dialect, outbox),
+    webhookReceipts: createWebhookReceiptsRepo(db),
+  };
+}
+
+async function inTransaction<T>(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  // events the transaction's writes cause reach listeners only once it has committed
+  const held = deferredOutbox(outbox);
+  const result = await db.transaction().execute((trx) =>
+    fn({
+      kind: dialect.kind,
+      db: trx,
+      ...transactionRepos(trx, dialect, held.outbox),
+      outbox: {
+        async add(events, now) {
+          await held.outbox.write(trx, events, now);
+          held.outbox.publish(events);
+        },
+      },
+    }),
+  );
+  held.committed();
+  return result;
+}
+
+async function migrate(dialect: StoreDialect): Promise<MigrateResult> {
+  try {
+    await dialect.prepare();
+    return await migrateToLatest(dialect);
+  } catch (err) {
+    if (err instanceof NotifyError) throw err;
+    throw new NotifyError('STORE_UNAVAILABLE', `Could not migrate ${dialect.kind} database: ${(err as Error).message}`, {}, { cause: err });
+  }
 }

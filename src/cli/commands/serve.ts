@@ -28,16 +28,7 @@ export async function startServer(
   opts: ServeOptions,
 ): Promise<{ server: Server; url: string; notify: Notify; stop: () => Promise<void> }> {
   const log = opts.log ?? ((line: string) => console.log(line));
-  const server = createServer();
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new NotifyError('INVALID_INPUT', `port ${opts.port} is in use on ${opts.host}; pass --port with another (0 picks a free one)`) : err),
-    );
-    server.listen(opts.port, opts.host, () => resolve());
-  });
-  const { address, port } = server.address() as AddressInfo;
-  const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  const { server, url } = await bind(opts.port, opts.host);
   // A factory builds the instance once the address is known (its links must point here); the
   // socket is bound first so a busy port fails before any work is done.
   let notify: Notify;
@@ -61,15 +52,41 @@ export async function startServer(
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const force = setTimeout(() => server.closeAllConnections(), opts.graceMs ?? 5_000);
-      await closed;
-      clearTimeout(force);
+      await closeGracefully(server, opts.graceMs ?? 5_000);
       await notify.close();
       if (opts.stopped) opts.stopped(requests);
       else log('notify: stopped');
     })());
+  stopOnSignals(stop, log);
+  log(`notify: listening on ${url} (routes under /notify/)`);
+  return { server, url, notify, stop };
+}
+
+/** A server listening on port and host, and its URL; a busy port is a clear error. */
+async function bind(port: number, host: string): Promise<{ server: Server; url: string }> {
+  const server = createServer();
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new NotifyError('INVALID_INPUT', `port ${port} is in use on ${host}; pass --port with another (0 picks a free one)`) : err),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  const { address, port: bound } = server.address() as AddressInfo;
+  return { server, url: `http://${address.includes(':') ? `[${address}]` : address}:${bound}` };
+}
+
+/** Stops accepting, lets in-flight requests finish for up to graceMs, then closes their sockets. */
+async function closeGracefully(server: Server, graceMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const force = setTimeout(() => server.closeAllConnections(), graceMs);
+  await closed;
+  clearTimeout(force);
+}
+
+/** SIGTERM or SIGINT: stop, then exit 0 (1 when the stop failed). */
+function stopOnSignals(stop: () => Promise<void>, log: (line: string) => void): void {
   const onSignal = (signal: NodeJS.Signals) => {
     log(`notify: ${signal} received, finishing requests and writing buffered events`);
     stop().then(
@@ -82,8 +99,6 @@ export async function startServer(
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
-  log(`notify: listening on ${url} (routes under /notify/)`);
-  return { server, url, notify, stop };
 }
 
 export function registerServe(program: Command): void {
