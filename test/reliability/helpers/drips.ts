@@ -95,3 +95,14 @@ export async function assertStepsOnce(url: string, emails: string[], steps: numb
     await store.close();
   }
 }
+
+/** drip step send rows by status */
+export async function stepStatuses(url: string): Promise<Record<string, number>> {
+  const store = createStore(url);
+  try {
+    const rows = await store.db.selectFrom('notify_sends').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).where('enrollment_id', 'is not', null).groupBy('status').execute();
+    return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+  } finally {
+    await store.close();
+  }
+}
