@@ -102,6 +102,8 @@ async function processChunk(run: DripRun, claimed: ClaimedEnrollment[]): Promise
     else if (!contact || isSuppressedStatus(contact.status)) {
       decided.push(keep(e, now, { status: 'cancelled', next_send_at: null }));
       result.cancelled++;
+      // a status written without the suppression flow (an import, contacts.upsert) cancelled nothing: a deferred step would wait for ever
+      if (contact) await ctx.store.sends.cancelWaiting({ contactId: contact.id }, now);
     } else candidates.push({ enrollment: e, step, contact, message: () => prepare(run, step) });
   }
 

@@ -77,6 +77,11 @@ export interface SendsRepo {
    * enrollments were cancelled). Returns how many.
    */
   cancelWaiting(scope: { campaignId: number } | { contactId: number }, now: number): Promise<number>;
+  /**
+   * The contact's campaign sends waiting for another try (`deferred`) become `suppressed`: the
+   * contact opted out or cannot be reached, so they are never tried again. Returns how many per campaign.
+   */
+  suppressWaiting(contactId: number, now: number): Promise<Map<number, number>>;
   /** the earliest `next_attempt_at` after `after` of a deferred send whose campaign is `sending` */
   nextAttempt(after: number): Promise<number | undefined>;
   /** rows left `sending` since before `olderThan` become failed with reason `interrupted` (the mailer may have taken them) */

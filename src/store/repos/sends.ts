@@ -160,6 +160,19 @@ export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, out
       q = 'campaignId' in scope ? q.where('campaign_id', '=', scope.campaignId).where('status', 'in', ['deferred', 'queued']) : q.where('contact_id', '=', scope.contactId).where('enrollment_id', 'is not', null).where('status', 'in', ['deferred', 'queued']);
       return Number((await q.executeTakeFirst()).numUpdatedRows);
     },
+    async suppressWaiting(contactId, now) {
+      const rows = await db
+        .updateTable('notify_sends')
+        .set({ status: 'suppressed', error: null, next_attempt_at: null, updated_at: now })
+        .where('contact_id', '=', contactId)
+        .where('campaign_id', 'is not', null)
+        .where('status', '=', 'deferred')
+        .returning('campaign_id')
+        .execute();
+      const byCampaign = new Map<number, number>();
+      for (const r of rows) byCampaign.set(Number(r.campaign_id), (byCampaign.get(Number(r.campaign_id)) ?? 0) + 1);
+      return byCampaign;
+    },
     async nextAttempt(after) {
       const row = await db
         .selectFrom('notify_sends as s')
