@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runDrips } from '../../src/core/drip-run.ts';
-import type { Mailer, OutgoingMessage } from '../../src/mail/contract.ts';
 import { ENGINES } from '../helpers/engines.ts';
-import { type DripWorld, dripWorld } from './helpers.ts';
+import { type DripWorld, dripWorld, unsubscribingMailer } from './helpers.ts';
 
 // A run claims its steps a chunk at a time and hands them to the mail server one slot at a time: a
 // contact who unsubscribes while their step waits in the chunk (its row `queued`, not handed over)
@@ -12,20 +11,7 @@ for (const engine of ENGINES) {
   describe(`a contact unsubscribed while their step waits in the run's chunk [${engine}]`, () => {
     test('not delivered: the row and the enrollment are cancelled; the one before it was delivered and moves on', async (t) => {
       const world: { w?: DripWorld } = {};
-      const sent: OutgoingMessage[] = [];
-      const mailer: Mailer = {
-        name: 'unsubscribing',
-        async send(message) {
-          sent.push(message);
-          if (message.to[0] === 'ann@example.com') {
-            const { notify } = world.w!;
-            const bob = (await notify.contacts.get('bob@example.com'))!;
-            const res = await notify.fetch(new Request(`http://x/notify/unsubscribe/${bob.unsubscribe_token}`, { method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) }));
-            assert.equal(res.status, 200);
-          }
-          return { messageId: `<${message.sendToken}@test>` };
-        },
-      };
+      const { mailer, sent } = unsubscribingMailer(world, 'ann@example.com', 'bob@example.com');
       // a throttle leaves one pool slot: Bob's step waits while Ann's is delivered
       const w = await dripWorld(engine, { mailer, throttleMs: 5 });
       world.w = w;
