@@ -4,7 +4,7 @@ import type { Context } from '../context.ts';
 import { minutes } from './clock.ts';
 import { chunkSize, createDeliveryRun } from './delivery.ts';
 import type { PreparedMessage } from './dispatch.ts';
-import { type Decision, type DripRun, keep, recordDelivered, resume, type StepJob, writeDecisions } from './drip-decisions.ts';
+import { type Decision, type DripRun, INTERRUPTED, keep, recordDelivered, resume, startSteps, type StepJob, writeDecisions } from './drip-decisions.ts';
 import type { ClaimedEnrollment } from './storage/enrollments.ts';
 import { stepKey } from './storage/sends.ts';
 import { newToken } from './tokens.ts';
@@ -34,11 +34,14 @@ export interface DripRunOptions {
  *
  * 1. `processing` enrollments claimed more than staleLockMinutes ago go back to `active`.
  * 2. Due `active` enrollments are claimed in chunks (at most batchSize per run) under a fresh claim token.
- * 3. Each claimed step gets its send row BEFORE the mailer is called, unique per enrollment and
- *    step: no crash, reclaim or overlapping run can deliver a step twice. A reclaimed step whose row
- *    says `sent` only advances; one left `sending` past staleLockMinutes is marked failed with reason
- *    `interrupted` and not resent (at most once, as notify:send-campaign: the provider may have taken it).
- * 4. Each outcome and its enrollment's transition are written together as the step is delivered
+ * 3. Each claimed step gets its send row, `queued`, unique per enrollment and step, in one INSERT
+ *    per chunk: no crash, reclaim or overlapping run can deliver a step twice.
+ * 4. A row becomes `sending` (committed, in groups) just before a pool slot hands it to the mailer,
+ *    only while the claim is still ours, as a campaign's sends do: a crash leaves in doubt only the
+ *    steps in flight, at most one per slot. A reclaimed step whose row says `sent` only advances;
+ *    one left `queued` is sent; one left `sending` past staleLockMinutes is marked failed with reason
+ *    `interrupted` and not resent (at most once: the provider may have taken it).
+ * 5. Each outcome and its enrollment's transition are written together as the step is delivered
  *    (grouped over up to 20 ms); the transition applies only while the claim token is still
  *    ours, so a run whose claim was reclaimed changes nothing.
  */
@@ -48,7 +51,19 @@ export async function runDrips(ctx: Context, opts: DripRunOptions = {}): Promise
   const started = ctx.clock.now();
   result.reclaimed = await ctx.store.enrollments.reclaimStale(started - minutes(staleLockMinutes), started);
   if (result.reclaimed > 0) ctx.log.warn({ reclaimed: result.reclaimed }, `${result.reclaimed} drip enrollments left 'processing' by an interrupted run returned to 'active'`);
-  const run: DripRun = { ctx, steps: new Map(), prepared: new Map(), result, delivery: createDeliveryRun<StepJob>(ctx, { record: (group) => recordDelivered(run, group) }) };
+  // settled at once, as a campaign run does, not when their enrollments come up: after a crash only
+  // the steps of the last one are in doubt
+  for (const s of await ctx.store.enrollments.interruptStaleSteps(started - minutes(staleLockMinutes), started)) {
+    result.interrupted++;
+    ctx.log.warn({ enrollmentId: s.enrollment_id, step: s.step_index, sendId: s.id }, INTERRUPTED);
+  }
+  const run: DripRun = {
+    ctx,
+    steps: new Map(),
+    prepared: new Map(),
+    result,
+    delivery: createDeliveryRun<StepJob>(ctx, { record: (group) => recordDelivered(run, group), start: (starting, group) => startSteps(run, starting, group) }),
+  };
   const chunk = chunkSize(ctx.config.throttleMs, opts.chunkSize);
   let budget = batchSize;
   while (budget > 0 && !opts.signal?.aborted) {
@@ -57,9 +72,11 @@ export async function runDrips(ctx: Context, opts: DripRunOptions = {}): Promise
     if (claimed.length === 0) break;
     budget -= claimed.length;
     result.claimed += claimed.length;
-    await run.delivery.send(await processChunk(run, claimed));
+    const jobs = await processChunk(run, claimed);
+    const outcomes = await run.delivery.send(jobs);
     // the next claim must see this chunk settled: a step due at once is then claimed by this run
     await run.delivery.drain();
+    await leftUnstarted(run, jobs.filter((_, i) => outcomes[i] === undefined));
     if (claimed.length < limit) break;
   }
   return result;
@@ -85,6 +102,8 @@ async function processChunk(run: DripRun, claimed: ClaimedEnrollment[]): Promise
     else if (!contact || isSuppressedStatus(contact.status)) {
       decided.push(keep(e, now, { status: 'cancelled', next_send_at: null }));
       result.cancelled++;
+      // a status written without the suppression flow (an import, contacts.upsert) cancelled nothing: a deferred step would wait for ever
+      if (contact) await ctx.store.sends.cancelWaiting({ contactId: contact.id }, now);
     } else candidates.push({ enrollment: e, step, contact, message: () => prepare(run, step) });
   }
 
@@ -97,7 +116,7 @@ async function processChunk(run: DripRun, claimed: ClaimedEnrollment[]): Promise
       step_index: e.step_index,
       to_email: contact.email,
       subject: step.subject,
-      status: 'sending' as const,
+      status: 'queued' as const,
     })),
     now,
   );
@@ -114,6 +133,20 @@ async function processChunk(run: DripRun, claimed: ClaimedEnrollment[]): Promise
   }
   await writeDecisions(run, decided, []);
   return jobs;
+}
+
+/**
+ * Steps whose start found the claim gone: taken back by another run (which sends the `queued` row
+ * then) or cancelled because the contact was suppressed meanwhile. A cancelled one's row would
+ * wait for ever: it is cancelled too.
+ */
+async function leftUnstarted(run: DripRun, jobs: StepJob[]): Promise<void> {
+  const { ctx } = run;
+  for (const contactId of new Set(jobs.map((j) => j.contact.id))) {
+    const mine = jobs.filter((j) => j.contact.id === contactId);
+    const states = await Promise.all(mine.map((j) => ctx.store.enrollments.getById(j.enrollment.id)));
+    if (states.some((e) => e?.status === 'cancelled')) await ctx.store.sends.cancelWaiting({ contactId }, ctx.clock.now());
+  }
 }
 
 function prepare(run: DripRun, step: Step): Promise<PreparedMessage> {

@@ -38,7 +38,7 @@ export async function suppressContact(ctx: Ctx, contact: Contact, status: Suppre
 /**
  * As suppressContact, but only when the contact does not have that status yet: of several
  * concurrent calls exactly one performs the flow (`changed: true`); the others change nothing
- * and fire nothing beyond re-cancelling enrollments (cheap, idempotent).
+ * and fire nothing beyond re-cancelling enrollments and waiting sends (cheap, idempotent).
  */
 export async function suppressIfChanged(ctx: Ctx, contact: Contact, status: SuppressReason, opts: SuppressOptions = {}): Promise<{ contact: Contact; changed: boolean }> {
   return apply(ctx, contact, status, opts, true);
@@ -50,10 +50,16 @@ async function apply(ctx: Ctx, contact: Contact, status: SuppressReason, opts: S
   return { contact: changed ? suppressed(contact, status, now) : contact, changed };
 }
 
-/** The contact's enrollments end, and with them the steps waiting for another attempt. */
-async function cancelDrips(tx: StoreTx, contactId: number, now: number): Promise<void> {
+/**
+ * The contact's enrollments end, and with them the steps waiting for another attempt; campaign
+ * sends waiting for one are suppressed (counted so), so no retry ever reaches the contact and the
+ * campaign need not wait for it.
+ */
+async function cancelWaiting(tx: StoreTx, contactId: number, now: number): Promise<void> {
   await tx.enrollments.cancelForContact(contactId, now);
   await tx.sends.cancelWaiting({ contactId }, now);
+  const suppressed = await tx.sends.suppressWaiting(contactId, now);
+  if (suppressed.size > 0) await tx.counters.add(new Map([...suppressed].map(([campaignId, n]) => [campaignId, { suppressed: n }])));
 }
 
 /**
@@ -64,11 +70,11 @@ export async function suppressInTransaction(tx: StoreTx, contact: Contact, statu
   const contactId = contact.id;
   if (onlyIfChanged) {
     if (!(await tx.contacts.changeStatus(contactId, status, now))) {
-      await cancelDrips(tx, contactId, now);
+      await cancelWaiting(tx, contactId, now);
       return false;
     }
   } else await tx.contacts.setStatus(contactId, status, now);
-  await cancelDrips(tx, contactId, now);
+  await cancelWaiting(tx, contactId, now);
   await tx.events.insertMany([
     {
       type: EVENT_TYPE[status],

@@ -1,4 +1,5 @@
 import { manualClock } from '../../src/core/clock.ts';
+import assert from 'node:assert/strict';
 import type { Mailer, OutgoingMessage } from '../../src/mail/contract.ts';
 import { createNotify, type CreateNotifyOptions, type Notify } from '../../src/notify.ts';
 import { createStore } from '../../src/store/index.ts';
@@ -50,4 +51,26 @@ export async function dripWorld(engine: Engine, extra: CreateNotifyOptions = {})
       db.cleanup();
     },
   };
+}
+
+/**
+ * A mailer that accepts every message and, while it has the one to `when`, unsubscribes `who`
+ * through the one-click POST (the world is set once the notify using it exists).
+ */
+export function unsubscribingMailer(world: { w?: DripWorld }, when: string, who: string): { mailer: Mailer; sent: OutgoingMessage[] } {
+  const sent: OutgoingMessage[] = [];
+  const mailer: Mailer = {
+    name: 'unsubscribing',
+    async send(message) {
+      sent.push(message);
+      if (message.to[0] === when) {
+        const { notify } = world.w!;
+        const contact = (await notify.contacts.get(who))!;
+        const res = await notify.fetch(new Request(`http://x/notify/unsubscribe/${contact.unsubscribe_token}`, { method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) }));
+        assert.equal(res.status, 200);
+      }
+      return { messageId: `<${message.sendToken}@test>` };
+    },
+  };
+  return { mailer, sent };
 }

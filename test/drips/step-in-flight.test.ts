@@ -54,10 +54,12 @@ for (const engine of ENGINES) {
       assert.equal(waiting.next_send_at?.getTime(), staleAt, 'due again just after the row turns stale');
 
       w.clock.set(staleAt - 1);
-      assert.equal((await runDrips(w.notify.context)).claimed, 0, 'not claimed before then');
+      // the row is stale by now (touched over staleLockMinutes ago): settled as the run starts, as a campaign's are
+      const early = await runDrips(w.notify.context);
+      assert.equal(early.claimed, 0, 'not claimed before then');
       w.clock.set(staleAt);
       const second = await runDrips(w.notify.context);
-      assert.deepEqual({ claimed: second.claimed, sent: second.sent, interrupted: second.interrupted }, { claimed: 1, sent: 0, interrupted: 1 });
+      assert.deepEqual({ claimed: second.claimed, sent: second.sent, interrupted: early.interrupted + second.interrupted }, { claimed: 1, sent: 0, interrupted: 1 });
       const [row] = await rows();
       assert.deepEqual({ status: row.status, error: row.error }, { status: 'failed', error: 'interrupted' });
       const warned = lines.filter((l) => l.level === 40 && /not resent/.test(String(l.msg)));

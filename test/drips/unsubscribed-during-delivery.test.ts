@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { minutes } from '../../src/core/clock.ts';
 import { runDrips } from '../../src/core/drip-run.ts';
-import type { Mailer, OutgoingMessage } from '../../src/mail/contract.ts';
 import { ENGINES } from '../helpers/engines.ts';
 import { recordingLogger } from '../helpers/log-lines.ts';
-import { type DripWorld, dripWorld } from './helpers.ts';
+import { type DripWorld, dripWorld, unsubscribingMailer } from './helpers.ts';
 
 // A contact who unsubscribes while the worker is handing their step to the mail server: the step was
 // delivered, but the enrollment the unsubscribe cancelled stays cancelled (the run's claim on it was
@@ -14,20 +13,7 @@ for (const engine of ENGINES) {
   describe(`a contact unsubscribed during their step's delivery [${engine}]`, () => {
     test('the step is recorded as sent, the enrollment stays cancelled, the other enrollment moves on; one warning counts the one left alone', async (t) => {
       const world: { w?: DripWorld } = {};
-      const sent: OutgoingMessage[] = [];
-      const mailer: Mailer = {
-        name: 'unsubscribing',
-        async send(message) {
-          sent.push(message);
-          if (message.to[0] === 'ann@example.com') {
-            const { notify } = world.w!;
-            const ann = (await notify.contacts.get('ann@example.com'))!;
-            const res = await notify.fetch(new Request(`http://x/notify/unsubscribe/${ann.unsubscribe_token}`, { method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) }));
-            assert.equal(res.status, 200);
-          }
-          return { messageId: `<${message.sendToken}@test>` };
-        },
-      };
+      const { mailer, sent } = unsubscribingMailer(world, 'ann@example.com', 'ann@example.com');
       const { logger, lines } = recordingLogger();
       const w = await dripWorld(engine, { mailer, logger });
       world.w = w;

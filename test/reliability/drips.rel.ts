@@ -43,7 +43,7 @@ describe('notify:process-drips across workers and crashes', { skip: NO_PG, timeo
     const { emails } = await seedDrips(rig.db.url, 1200, 1);
     const cli = rig.cliFor({ batchSize: 1200, staleLockMinutes: 30 });
     const run = cli.start(['notify:process-drips']);
-    await waitUntil(() => (rig.sink.messages.length >= 300 ? true : run.proc.exitCode !== null ? assert.fail(`exited early: ${run.stderr()}`) : undefined), 60_000, '300 messages in the rig.sink');
+    await waitUntil(() => (rig.sink.messages.length >= 250 ? true : run.proc.exitCode !== null ? assert.fail(`exited early: ${run.stderr()}`) : undefined), 60_000, '250 messages in the rig.sink (mid-chunk: a kill just after the 100th of a chunk may find nothing claimed)');
     run.proc.kill('SIGKILL');
     await run.exited;
     const atKill = await enrollmentStatuses(rig.db.url);

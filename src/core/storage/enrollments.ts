@@ -29,6 +29,12 @@ export interface EnrollmentsRepo {
   /** `processing` enrollments claimed before `olderThan` (a crashed or killed run) go back to `active` */
   reclaimStale(olderThan: number, now: number): Promise<number>;
   /**
+   * Drip step rows left `sending` since before `olderThan` (a crashed or killed run had them in
+   * flight) become failed with reason `interrupted`: the mail server may have taken them, so they
+   * are never resent. Returns them.
+   */
+  interruptStaleSteps(olderThan: number, now: number): Promise<{ id: number; enrollment_id: number; step_index: number }[]>;
+  /**
    * Up to `limit` due `active` enrollments become `processing` under `claimToken`, atomically: a row
    * another run is claiming at the same moment is skipped, never claimed twice.
    * Contacts still `pending` double opt-in wait (their steps stay due until they confirm).
@@ -43,9 +49,21 @@ export interface EnrollmentsRepo {
    * A drip run's group commit: step outcomes (on rows still `sending`) and the settlements of their
    * enrollments (each while still `processing` under its claim token) in one transaction of its
    * own, as fixed statements whatever the group's size (not for use inside Store.transaction).
-   * Returns the enrollment ids settled.
+   * Returns the steps started and the enrollment ids settled.
    */
-  writeStepGroup(group: StepGroup, now: number): Promise<Set<number>>;
+  writeStepGroup(group: StepGroup, now: number): Promise<StepGroupResult>;
+  /**
+   * Step rows handed to the mailer become `sending` (one more attempt counted): each only while it
+   * is `queued` and its enrollment still `processing` under the given claim. Returns the send ids
+   * started; a step left out is not this run's to send (its claim was taken back or cancelled).
+   */
+  startSteps(start: StepStart[], now: number): Promise<Set<number>>;
+}
+
+/** A step's send row to start, with the claim its enrollment is held under. */
+export interface StepStart {
+  id: number;
+  claim_token: string;
 }
 
 /** A settlement with the claim it applies under. */
@@ -55,6 +73,14 @@ export interface ClaimedSettlement extends Settlement {
 
 /** What one group commit of a drip run writes (EnrollmentsRepo.writeStepGroup). */
 export interface StepGroup {
+  /** step rows the pool is about to hand to the mailer (EnrollmentsRepo.startSteps) */
+  start?: StepStart[];
   outcomes: SendOutcome[];
   settlements: ClaimedSettlement[];
+}
+
+/** What a drip group commit changed: send ids started, enrollment ids settled. */
+export interface StepGroupResult {
+  started: Set<number>;
+  settled: Set<number>;
 }

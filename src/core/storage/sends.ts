@@ -50,12 +50,13 @@ export interface SendsRepo {
   claim(rows: NewSend[], now: number): Promise<SendRecord[]>;
   /**
    * Drip step rows (enrollment_id, step_index set), one multi-row INSERT; a step that already has a
-   * row is skipped. Returns only the rows this call created, each at `attempts` 1 (its first).
+   * row is skipped. Returns only the rows this call created (`queued`, no attempt yet: a step
+   * counts an attempt as it starts, EnrollmentsRepo.startSteps).
    */
   claimSteps(rows: NewSend[], now: number): Promise<SendRecord[]>;
   /** the rows of these enrollments' steps, by stepKey */
   forSteps(steps: { enrollment_id: number; step_index: number }[]): Promise<Map<string, StepSend>>;
-  /** a `deferred` (or `failed`, not `interrupted`) step row back to `sending` for a retry, one more attempt counted; false when another run took it */
+  /** a `deferred` (or `failed`, not `interrupted`) step row back to `queued` for a retry (its start counts the attempt); false when another run took it */
   retake(id: number, now: number): Promise<boolean>;
   /** a row still `sending` that was last touched before `olderThan` becomes failed/interrupted; true when this call did it */
   interrupt(id: number, olderThan: number, now: number): Promise<boolean>;
@@ -72,10 +73,15 @@ export interface SendsRepo {
   waiting(campaignId: number): Promise<{ count: number; nextAttemptAt?: number }>;
   /**
    * Sends that would otherwise wait for ever become `cancelled` (never tried again): a campaign's
-   * `deferred` and `queued` ones, or the `deferred` drip steps of a contact (its enrollments were
-   * cancelled). Returns how many.
+   * `deferred` and `queued` ones, or the `deferred` and `queued` drip steps of a contact (its
+   * enrollments were cancelled). Returns how many.
    */
   cancelWaiting(scope: { campaignId: number } | { contactId: number }, now: number): Promise<number>;
+  /**
+   * The contact's campaign sends waiting for another try (`deferred`) become `suppressed`: the
+   * contact opted out or cannot be reached, so they are never tried again. Returns how many per campaign.
+   */
+  suppressWaiting(contactId: number, now: number): Promise<Map<number, number>>;
   /** the earliest `next_attempt_at` after `after` of a deferred send whose campaign is `sending` */
   nextAttempt(after: number): Promise<number | undefined>;
   /** rows left `sending` since before `olderThan` become failed with reason `interrupted` (the mailer may have taken them) */

@@ -6,7 +6,7 @@ import type { Outbox } from '../outbox.ts';
 import { earliest, toDate } from '../rows.ts';
 import type { Database, EnrollmentsTable } from '../schema.ts';
 import { refuseDuplicate } from '../unique.ts';
-import { createStepGroupWriter } from './send-groups.ts';
+import { createStepGroupWriter, createStepStarter } from './send-groups.ts';
 
 type Row = Selectable<EnrollmentsTable>;
 
@@ -26,6 +26,7 @@ export function toEnrollment(r: Row): Enrollment {
 export function createEnrollmentsRepo(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): EnrollmentsRepo {
   return {
     writeStepGroup: createStepGroupWriter(db, dialect, outbox),
+    startSteps: createStepStarter(db, dialect),
     async create(row, now) {
       const insert = () =>
         db
@@ -73,6 +74,17 @@ export function createEnrollmentsRepo(db: Kysely<Database>, dialect: StoreDialec
         .where('locked_at', '<', olderThan)
         .executeTakeFirst();
       return Number(res.numUpdatedRows);
+    },
+    async interruptStaleSteps(olderThan, now) {
+      const rows = await db
+        .updateTable('notify_sends')
+        .set({ status: 'failed', error: 'interrupted', updated_at: now })
+        .where('status', '=', 'sending')
+        .where('enrollment_id', 'is not', null)
+        .where('updated_at', '<', olderThan)
+        .returning(['id', 'enrollment_id', 'step_index'])
+        .execute();
+      return rows.map((r) => ({ id: Number(r.id), enrollment_id: Number(r.enrollment_id), step_index: Number(r.step_index) }));
     },
     async claimDue(now, limit, claimToken) {
       const due = db

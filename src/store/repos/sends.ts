@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import { type NewSend, type SendOutcome, type SendsRepo, type StepSend, stepKey } from '../../core/storage/sends.ts';
 import type { SendRecord, SendStatus, SuppressedRecipient } from '../../core/types.ts';
 import { columnList, type JsonRowColumn, type StoreDialect } from '../dialect.ts';
@@ -74,8 +74,7 @@ export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, out
       return toSendRecord(await db.insertInto('notify_sends').values(values(row, now)).returningAll().executeTakeFirstOrThrow());
     },
     claim: (rows, now) => insertNew(rows, now, ['campaign_id', 'contact_id']),
-    // a step's row is created as it goes to the mailer: its first attempt (a campaign's counts at its start)
-    claimSteps: (rows, now) => insertNew(rows, now, ['enrollment_id', 'step_index'], 1),
+    claimSteps: (rows, now) => insertNew(rows, now, ['enrollment_id', 'step_index']),
     async forSteps(steps) {
       const out = new Map<string, StepSend>();
       if (steps.length === 0) return out;
@@ -94,7 +93,7 @@ export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, out
     async retake(id, now) {
       const res = await db
         .updateTable('notify_sends')
-        .set({ status: 'sending', attempts: sql`attempts + 1`, error: null, next_attempt_at: null, updated_at: now })
+        .set({ status: 'queued', error: null, next_attempt_at: null, updated_at: now })
         .where('id', '=', id)
         .where((eb) => eb.or([eb('status', '=', 'deferred'), eb.and([eb('status', '=', 'failed'), eb.or([eb('error', 'is', null), eb('error', '<>', 'interrupted')])])]))
         .executeTakeFirst();
@@ -158,8 +157,21 @@ export function createSendsRepo(db: Kysely<Database>, dialect: StoreDialect, out
     },
     async cancelWaiting(scope, now) {
       let q = db.updateTable('notify_sends').set({ status: 'cancelled', next_attempt_at: null, updated_at: now });
-      q = 'campaignId' in scope ? q.where('campaign_id', '=', scope.campaignId).where('status', 'in', ['deferred', 'queued']) : q.where('contact_id', '=', scope.contactId).where('enrollment_id', 'is not', null).where('status', '=', 'deferred');
+      q = 'campaignId' in scope ? q.where('campaign_id', '=', scope.campaignId).where('status', 'in', ['deferred', 'queued']) : q.where('contact_id', '=', scope.contactId).where('enrollment_id', 'is not', null).where('status', 'in', ['deferred', 'queued']);
       return Number((await q.executeTakeFirst()).numUpdatedRows);
+    },
+    async suppressWaiting(contactId, now) {
+      const rows = await db
+        .updateTable('notify_sends')
+        .set({ status: 'suppressed', error: null, next_attempt_at: null, updated_at: now })
+        .where('contact_id', '=', contactId)
+        .where('campaign_id', 'is not', null)
+        .where('status', '=', 'deferred')
+        .returning('campaign_id')
+        .execute();
+      const byCampaign = new Map<number, number>();
+      for (const r of rows) byCampaign.set(Number(r.campaign_id), (byCampaign.get(Number(r.campaign_id)) ?? 0) + 1);
+      return byCampaign;
     },
     async nextAttempt(after) {
       const row = await db

@@ -46,14 +46,17 @@ export async function enrollmentStatuses(url: string): Promise<Record<string, nu
   }
 }
 
-/** Moves claims and in-flight send rows back in time, as if `minutes` had passed since a crash. */
+/**
+ * Moves claims and unsettled step rows back in time, as if `minutes` had passed since a crash;
+ * `inFlight` counts the `sending` ones (handed to the mailer: in doubt), not the `queued` ones.
+ */
 export async function ageDripClaims(url: string, minutes: number): Promise<{ claims: number; inFlight: number }> {
   const store = createStore(url);
   const ms = minutes * 60_000;
   try {
     const claims = await sql`update notify_enrollments set locked_at = locked_at - ${ms} where status = 'processing'`.execute(store.db);
-    const rows = await sql`update notify_sends set updated_at = updated_at - ${ms} where enrollment_id is not null and status in ('queued', 'sending')`.execute(store.db);
-    return { claims: Number(claims.numAffectedRows ?? 0), inFlight: Number(rows.numAffectedRows ?? 0) };
+    const rows = await sql`update notify_sends set updated_at = updated_at - ${ms} where enrollment_id is not null and status in ('queued', 'sending') returning status`.execute(store.db);
+    return { claims: Number(claims.numAffectedRows ?? 0), inFlight: rows.rows.filter((r) => (r as { status: string }).status === 'sending').length };
   } finally {
     await store.close();
   }
@@ -91,6 +94,17 @@ export async function assertStepsOnce(url: string, emails: string[], steps: numb
     }
     assert.deepEqual(await enrollmentStatuses(url), { completed: emails.length }, 'every enrollment completed');
     return { sent, interrupted };
+  } finally {
+    await store.close();
+  }
+}
+
+/** drip step send rows by status */
+export async function stepStatuses(url: string): Promise<Record<string, number>> {
+  const store = createStore(url);
+  try {
+    const rows = await store.db.selectFrom('notify_sends').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).where('enrollment_id', 'is not', null).groupBy('status').execute();
+    return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
   } finally {
     await store.close();
   }
