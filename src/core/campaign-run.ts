@@ -99,8 +99,11 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
       if (!mine) await control.refresh();
       return mine && { members, mine };
     };
-    // The next chunk is read and claimed (its rows `queued`: nothing in doubt) while this one is
-    // sent, so the pool's slots do not wait for the claim's round trips and commit between chunks.
+    // Unpaced, the next chunk is read and claimed (its rows `queued`: nothing in doubt) while this
+    // one is sent, so the pool's slots do not wait for the claim's round trips and commit between
+    // chunks. A paced or throttled run claims it after: what it holds queued stays one chunk, which
+    // staleLockMinutes must outlast (README).
+    const ahead = ctx.config.throttleMs === 0 && !ctx.pacer;
     let pending = nextChunk(Math.min(chunk, budget));
     for (;;) {
       const next = await pending;
@@ -108,14 +111,18 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
       if (!next) break;
       const toSend = next.mine.filter((r) => r.status === 'queued');
       result.suppressed += next.mine.length - toSend.length;
-      pending = nextChunk(Math.min(chunk, budget - toSend.length));
-      // a failed claim ahead is thrown when awaited, or not at all when the send throws first
-      pending.catch(() => {});
+      const size = Math.min(chunk, budget - toSend.length);
+      if (ahead) {
+        pending = nextChunk(size);
+        // a failed claim ahead is thrown when awaited, or not at all when the send throws first
+        pending.catch(() => {});
+      }
       await send(toSend, new Map(next.members.map((m) => [m.id, m])));
       if (control.stopped || ledger.lostHold) {
-        await giveBack(ctx, campaignId, await pending, result);
+        if (ahead) await giveBack(ctx, campaignId, await pending, result);
         break;
       }
+      if (!ahead) pending = nextChunk(size);
     }
     await delivery.drain();
   } finally {
