@@ -9,6 +9,8 @@ import { SUBJECT_CORE, pinSelf } from './lib/cores.ts';
 import { benchEmailHtml } from './lib/email.ts';
 import { FROM, pooledTransport, prebuild, recipients, timeSends } from './lib/nodemailer-baseline.ts';
 import { startRemoteSink } from './lib/sink.ts';
+import { measureCpu } from './lib/cpu.ts';
+import { describeWallTime, watchWallTime } from './lib/wall-time.ts';
 
 /**
  * What a campaign send costs per message in the figures load does not distort: statements and
@@ -50,6 +52,7 @@ try {
   // warm-up: JIT and the pool's connections (not counted)
   await notify.campaigns.send((await notify.campaigns.create({ subject: 'Warm-up', html })).id);
   const session = profileFile ? new Session() : undefined;
+  const wall = watchWallTime(notify);
   const raw = pooledTransport(sink.url);
   await rawCpu(raw, html);
   for (let r = 0; r < ROUNDS; r++) {
@@ -69,11 +72,17 @@ try {
       await session.post('Profiler.setSamplingInterval', { interval: 50 });
       await session.post('Profiler.start');
     }
-    const cpu = process.cpuUsage();
-    const start = performance.now();
-    const result = drips ? await processDrips() : await notify.campaigns.send(id);
-    const ms = performance.now() - start;
-    const used = process.cpuUsage(cpu);
+    wall.take();
+    // with the CPU of the PostgreSQL backends serving this process (unpinned: wherever the kernel puts them)
+    const measured = await measureCpu(process.pid, engine === 'postgres' ? pgUrl : undefined, async () => {
+      const cpu = process.cpuUsage();
+      const start = performance.now();
+      const result = drips ? await processDrips() : await notify.campaigns.send(id);
+      return { result, ms: performance.now() - start, used: process.cpuUsage(cpu) };
+    });
+    const { result, ms, used } = measured.result;
+    const databaseUs = measured.databaseUs ?? 0;
+    const spent = wall.take();
     if (session && last) {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(profileFile!, JSON.stringify(profile));
@@ -86,6 +95,8 @@ try {
     const commits = (counts.get('commit') ?? 0) + [...counts].filter(([text]) => text.startsWith('with started as') || text.startsWith('with finished as')).reduce((a, [, k]) => a + k, 0);
     const cpuUs = ((used.user + used.system) / result.sent).toFixed(0);
     console.log(`round ${r + 1} (${engine}, ${RECIPIENTS}): ${(result.sent / commits).toFixed(2)} messages per commit, ${(total / result.sent).toFixed(2)} statements per message, ${cpuUs} us CPU per message (raw nodemailer ${rawUs.toFixed(0)} us, ratio ${(rawUs / Number(cpuUs)).toFixed(3)}), ${((result.sent / ms) * 1000).toFixed(0)} msg/s (wall, load-dependent)`);
+    if (engine === 'postgres') console.log(`  PostgreSQL backends: ${(databaseUs / result.sent).toFixed(0)} us CPU per message (10 ms ticks)`);
+    console.log(`  ${describeWallTime(spent, ms, 5, result.sent)}`);
     if (last) for (const [text, k] of [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`  ${String(k).padStart(6)} ${times.has(text) ? `${((times.get(text) ?? 0) / k).toFixed(1).padStart(6)} us` : ''}  ${text.slice(0, 120)}`);
   }
   raw.close();

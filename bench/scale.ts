@@ -20,18 +20,18 @@ import { startSendWorker } from './lib/workers.ts';
  */
 const CONTACTS = Number(process.env.BENCH_SCALE_CONTACTS) || sized(100_000, 1000);
 
-/** 100k contacts in list 'scale' in three statements (the API would take minutes). */
-async function seed(url: string, n: number): Promise<void> {
+/** n contacts in list `list` in three statements (the API would take minutes, and under load its parallel upserts wait out the pool's connection timeout). */
+async function seed(url: string, n: number, list: string): Promise<void> {
   const store = createStore(url);
   try {
     await store.migrate();
     const now = Date.now();
     await sql`insert into notify_contacts (email, email_key, name, status, unsubscribe_token, attributes, created_at, updated_at)
-      select 'scale' || n || '@example.com', 'scale' || n || '@example.com', 'Reader ' || n, 'subscribed', md5('u' || n || random()), '{}', ${now}, ${now}
+      select ${list} || n || '@example.com', ${list} || n || '@example.com', 'Reader ' || n, 'subscribed', md5('u' || n || random()), '{}', ${now}, ${now}
       from generate_series(1, ${n}) as g(n)`.execute(store.db);
-    await sql`insert into notify_lists (name, created_at) values ('scale', ${now})`.execute(store.db);
+    await sql`insert into notify_lists (name, created_at) values (${list}, ${now})`.execute(store.db);
     await sql`insert into notify_list_members (list_id, contact_id, created_at)
-      select l.id, c.id, ${now} from notify_contacts c, notify_lists l where l.name = 'scale' and c.email like 'scale%'`.execute(store.db);
+      select l.id, c.id, ${now} from notify_contacts c, notify_lists l where l.name = ${list} and c.email like ${`${list}%`}`.execute(store.db);
     await sql`analyze`.execute(store.db);
   } finally {
     await store.close();
@@ -50,11 +50,11 @@ else {
   const sink = await startRemoteSink();
   try {
     const seeded = performance.now();
-    await seed(db.url, CONTACTS);
+    await seed(db.url, sized(1000, 50), 'warm');
+    await seed(db.url, CONTACTS, 'scale');
     info('seeded', `${count(CONTACTS)} contacts in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
     const worker = await startSendWorker(sink.url, db.url, true);
     try {
-      await worker.seed(sized(1000, 50), 'warm');
       await worker.campaign('warm');
       await sink.reset();
       const pid = worker.child.proc.pid!;

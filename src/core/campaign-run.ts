@@ -89,23 +89,40 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
       delivery.check();
     }
     const nextMembers = (size: number) => (budget > 0 && scanned < batchSize * 20 ? ctx.store.campaigns.unsent(campaign, cursor, size) : Promise.resolve([]));
-    let pending = nextMembers(Math.min(chunk, budget));
-    for (;;) {
-      const members = await pending;
-      delivery.check();
-      if (members.length === 0 || control.stopped || ledger.lostHold || (await control.refresh()) || (await autoPauseIfBouncing(ctx, campaignId))) break;
+    /** the next chunk read and claimed; undefined once there is none or the run must stop */
+    const nextChunk = async (size: number) => {
+      const members = await nextMembers(size);
+      if (members.length === 0 || control.stopped || ledger.lostHold || (await control.refresh()) || (await autoPauseIfBouncing(ctx, campaignId))) return undefined;
       cursor = members[members.length - 1].id;
       scanned += members.length;
       const mine = await claim(ctx, campaign, members);
-      if (!mine) {
-        await control.refresh();
+      if (!mine) await control.refresh();
+      return mine && { members, mine };
+    };
+    // Unpaced, the next chunk is read and claimed (its rows `queued`: nothing in doubt) while this
+    // one is sent, so the pool's slots do not wait for the claim's round trips and commit between
+    // chunks. A paced or throttled run claims it after: what it holds queued stays one chunk, which
+    // staleLockMinutes must outlast (README).
+    const ahead = ctx.config.throttleMs === 0 && !ctx.pacer;
+    let pending = nextChunk(Math.min(chunk, budget));
+    for (;;) {
+      const next = await pending;
+      delivery.check();
+      if (!next) break;
+      const toSend = next.mine.filter((r) => r.status === 'queued');
+      result.suppressed += next.mine.length - toSend.length;
+      const size = Math.min(chunk, budget - toSend.length);
+      if (ahead) {
+        pending = nextChunk(size);
+        // a failed claim ahead is thrown when awaited, or not at all when the send throws first
+        pending.catch(() => {});
+      }
+      await send(toSend, new Map(next.members.map((m) => [m.id, m])));
+      if (control.stopped || ledger.lostHold) {
+        if (ahead) await giveBack(ctx, campaignId, await pending, result);
         break;
       }
-      const toSend = mine.filter((r) => r.status === 'queued');
-      result.suppressed += mine.length - toSend.length;
-      pending = nextMembers(Math.min(chunk, budget - toSend.length));
-      await send(toSend, new Map(members.map((m) => [m.id, m])));
-      if (control.stopped || ledger.lostHold) break;
+      if (!ahead) pending = nextChunk(size);
     }
     await delivery.drain();
   } finally {
@@ -136,6 +153,14 @@ async function stoppedDuringRun(ctx: Context, id: number, result: CampaignRunRes
   if (result.status === 'cancelled') await cancelWaitingSends(ctx, id);
   result.note = `campaign ${id} was ${result.status} during this run${c?.status_reason ? ` (${c.status_reason})` : ''}; it stopped after the sends in flight`;
   return result;
+}
+
+/** A chunk claimed ahead by a run that stopped: its queued rows given back; its suppressed rows stay (final, counted). */
+async function giveBack(ctx: Context, campaignId: number, ahead: { mine: SendRecord[] } | undefined, result: CampaignRunResult): Promise<void> {
+  if (!ahead) return;
+  const queued = ahead.mine.filter((r) => r.status === 'queued').map((r) => r.id);
+  result.suppressed += ahead.mine.length - queued.length;
+  if (queued.length > 0) await release(ctx, campaignId, queued);
 }
 
 /** Creates this chunk's rows; only the ones this call inserted are ours to send. None once the campaign is paused or cancelled. */

@@ -10,6 +10,12 @@ import type { Database } from './schema.ts';
  */
 export type FixedStatement = <R>(db: Kysely<Database>, parameters: readonly unknown[]) => Promise<QueryResult<R>>;
 
+/**
+ * The numbered-placeholder forms fixedStatement has made: few, each run once per group commit, so
+ * a driver may keep them parsed and planned per connection (PostgreSQL: named prepared statements).
+ */
+export const preparedForms = new Set<string>();
+
 export function fixedStatement(text: string): FixedStatement {
   /** the text in each engine's placeholder form, by its query adapter (shared by a database and its transactions) */
   const forms = new WeakMap<object, string>();
@@ -18,7 +24,8 @@ export function fixedStatement(text: string): FixedStatement {
     let form = forms.get(adapter);
     if (form === undefined) {
       let n = 0;
-      form = sql`${0}`.compile(db).sql === '?' ? text : text.replace(/\?/g, () => `$${++n}`);
+      if (sql`${0}`.compile(db).sql === '?') form = text;
+      else preparedForms.add((form = text.replace(/\?/g, () => `$${++n}`)));
       forms.set(adapter, form);
     }
     return form;

@@ -56,7 +56,8 @@ export interface CampaignsRepo {
   nextSendAt(after: number): Promise<number | undefined>;
   /**
    * Inside a claim's transaction: true while the campaign is `sending`, and it stays so until the
-   * transaction ends (the row is write-locked), so a pause either comes before the claim (nothing
+   * transaction ends (the row is locked: write-locked, or share-locked where the engine has row
+   * locks, which a pause's update waits for just the same), so a pause either comes before the claim (nothing
    * is claimed) or after it (and waits for the claimed rows).
    */
   holdSending(id: number): Promise<boolean>;

@@ -2,6 +2,7 @@ import { type DatabaseIntrospector, type Expression, Kysely, PostgresDialect, ty
 import pg from 'pg';
 import type { FixedRun, JsonMemberConditions, JsonRowColumn, StoreDialect } from '../dialect.ts';
 import { type FixedStatement, fixedStatement } from '../fixed-statement.ts';
+import { prepareFixedStatements } from './prepared.ts';
 import type { Database } from '../schema.ts';
 
 // ids and epoch-ms timestamps are bigint; they stay well inside Number's safe range.
@@ -17,27 +18,33 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
 
 /**
  * `postgres://user@host:port/db`, optionally `?schema=name` to keep notify's tables in their own
- * schema (created when missing). `?max=N` sets the pool size (default 10).
+ * schema (created when missing). `?max=N` sets the pool size (default 10). `?options=-c name=value`
+ * sets server settings for notify's sessions, as libpq's `options` does (with `schema` too).
  */
 export function createPostgresDialect(url: string): StoreDialect {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema');
   const max = Number(parsed.searchParams.get('max') ?? 10);
+  const options = [parsed.searchParams.get('options'), schema ? `-c search_path=${schema}` : undefined].filter(Boolean).join(' ');
   parsed.searchParams.delete('schema');
   parsed.searchParams.delete('max');
+  parsed.searchParams.delete('options');
   if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name '${schema}'`);
   const pool = new pg.Pool({
     connectionString: parsed.toString(),
     max,
     types,
     connectionTimeoutMillis: 10_000,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    ...(options ? { options } : {}),
   });
   // A client that loses its server must not crash the process: pg emits 'error' on the client
   // (idle in the pool, or checked out mid-query or mid-transaction, where the pool has no listener);
   // the query in flight or the next one rejects with the error instead.
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    prepareFixedStatements(client);
+  });
   const db = new Kysely<Database>({ dialect: new CurrentSchemaDialect({ pool }) });
   let closed = false;
   return {

@@ -38,7 +38,7 @@ export function createCampaignsRepo(db: Kysely<Database>, dialect: StoreDialect,
       return row && toCampaign(row);
     },
     ...campaignAudience(db, dialect),
-    ...campaignLifecycle(db, outbox),
+    ...campaignLifecycle(db, dialect, outbox),
     ...campaignSchedule(db),
     ...campaignSending(db, dialect, outbox),
   };

@@ -11,14 +11,15 @@ import { createSendsRepo, outcomeRow } from './sends.ts';
 
 /**
  * Sends handed to the mailer: compare-and-set from `queued`, only while the campaign is `sending`
- * (held, on PostgreSQL, so a pause waits for the sends it lets start). The ids are ONE parameter,
+ * (held, on PostgreSQL, so a pause waits for the sends it lets start; a share lock, as a claim's
+ * hold is, so a group commit and the run's claim of its next chunk do not wait for each other). The ids are ONE parameter,
  * so one text serves any number of slots starting together. On SQLite `+status` keeps the planner
  * on the primary key: the status index would visit every queued row of every campaign.
  */
 const START_SQLITE =
   "update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id in (select value from json_each(?)) and +status = 'queued' and exists (select 1 from notify_campaigns where id = ? and status = 'sending') returning id, attempts";
 const START_POSTGRES =
-  "update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id = any(?::bigint[]) and status = 'queued' and exists (select 1 from notify_campaigns where id = ? and status = 'sending' for update) returning id, attempts";
+  "update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id = any(?::bigint[]) and status = 'queued' and exists (select 1 from notify_campaigns where id = ? and status = 'sending' for share) returning id, attempts";
 
 /** the start alone, inside a Kysely transaction */
 const START = { sqlite: fixedStatement(START_SQLITE), postgres: fixedStatement(START_POSTGRES) };

@@ -1,12 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { CampaignsRepo } from '../../../core/storage/campaigns.ts';
 import type { CampaignStatus } from '../../../core/types.ts';
+import type { StoreDialect } from '../../dialect.ts';
 import { atomically, type Outbox } from '../../outbox.ts';
 import type { Database } from '../../schema.ts';
 import { campaignById, changeColumns } from './rows.ts';
 
 /** status changes and edits, each a compare-and-set on the status it starts from */
-export function campaignLifecycle(db: Kysely<Database>, outbox: Outbox): Pick<CampaignsRepo, 'statusOf' | 'transition' | 'update' | 'deleteDraft' | 'holdSending'> {
+export function campaignLifecycle(db: Kysely<Database>, dialect: Pick<StoreDialect, 'kind'>, outbox: Outbox): Pick<CampaignsRepo, 'statusOf' | 'transition' | 'update' | 'deleteDraft' | 'holdSending'> {
   return {
     async statusOf(id) {
       const row = await db.selectFrom('notify_campaigns').select('status').where('id', '=', id).executeTakeFirst();
@@ -55,6 +56,13 @@ export function campaignLifecycle(db: Kysely<Database>, outbox: Outbox): Pick<Ca
       });
     },
     async holdSending(id) {
+      // PostgreSQL: a share lock, which a pause's update waits for as it waits for a write lock, but
+      // which the send loop's group commits (sharing it too) do not wait for: a run claims its next
+      // chunk while its sends go on
+      if (dialect.kind === 'postgres') {
+        const row = await db.selectFrom('notify_campaigns').select('id').where('id', '=', id).where('status', '=', 'sending').forShare().executeTakeFirst();
+        return row !== undefined;
+      }
       const res = await db
         .updateTable('notify_campaigns')
         .set((eb) => ({ status: eb.ref('status') }))
