@@ -20,9 +20,9 @@ export default {
   },
   mutate: TARGETS[name].mutate,
   concurrency: 2,
-  // A run may take the clean run's time x1.5 plus 15 s (a shared, busy machine) before it counts as a timeout.
+  // A run may take the clean run's time x1.5 plus 60 s (a shared machine where starting one test file can take 15 s or more) before it counts as a timeout.
   timeoutFactor: 1.5,
-  timeoutMS: 15_000,
+  timeoutMS: 60_000,
   dryRunTimeoutMinutes: 30,
   // A rerun tests only the mutants whose code or covering tests changed since the last run of the same target.
   incremental: true,

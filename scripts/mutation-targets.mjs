@@ -10,6 +10,20 @@ const SNS_GAPS = 'test/webhooks/mutation-gaps-sns.test.ts';
 const SHARED_GAPS = 'test/webhooks/mutation-gaps-shared.test.ts';
 const EVENTS_GAPS = 'test/webhooks/mutation-gaps-events.test.ts';
 const WEBHOOK_TESTS = [SHARED_GAPS, EVENTS_GAPS, ROUTE, 'test/webhooks/ses-sns.test.ts', 'test/webhooks/providers.test.ts', 'test/webhooks/mounting.test.ts', GAPS, SNS_GAPS];
+const DRIP_WORKER_TESTS = [
+  'test/drips/mutation-gaps-resume.test.ts',
+  'test/drips/mutation-gaps-delivery.test.ts',
+  'test/drips/transitions.test.ts',
+  'test/drips/deferral.test.ts',
+  'test/drips/claim-taken-back.test.ts',
+  'test/drips/step-in-flight.test.ts',
+  'test/drips/unsubscribed-during-delivery.test.ts',
+  'test/delivery/recording.test.ts',
+  'test/delivery/failures.test.ts',
+  'test/delivery/throttle.test.ts',
+  // the notify:enrollment.failed payload, in-process and on the wire
+  'test/triggers/suppression-events.test.ts',
+];
 const UNSUBSCRIBE_TESTS = ['test/http/unsubscribe.test.ts', 'test/core/contacts.test.ts'];
 
 export const TARGETS = {
@@ -18,29 +32,16 @@ export const TARGETS = {
   'webhooks-providers': { mutate: ['src/webhooks/drivers/{provider-driver,postmark,sendgrid,mailgun}.ts'], tests: ['test/webhooks/providers.test.ts', GAPS, ROUTE] },
   'webhooks-shared': { mutate: ['src/webhooks/*.ts'], tests: WEBHOOK_TESTS },
   // The parts of src/core/ where a silent breakage costs the most, each with the tests that reach it.
-  suppression: { mutate: ['src/core/suppression.ts'], tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts'] },
+  // deferral.test.ts: a contact suppressed while a drip step waits deferred has that step's row cancelled.
+  suppression: { mutate: ['src/core/suppression.ts'], tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts', 'test/drips/deferral.test.ts'] },
   // List-scoped and send-token unsubscribes: the gaps file reads what the scope and short-link tests leave unread.
   unsubscribe: { mutate: ['src/core/unsubscribe.ts'], tests: ['test/audience/mutation-gaps-unsubscribe.test.ts', ...UNSUBSCRIBE_TESTS, 'test/audience/unsubscribe-scope.test.ts', 'test/http/unsubscribe-short.test.ts'] },
   'webhook-events': { mutate: ['src/core/webhook-events.ts'], tests: WEBHOOK_TESTS },
-  // The drip worker: claims, the step's send row, the enrollment's next state. The CLI test is left out
-  // (it builds and spawns the package; the same run is reached in-process by the tests listed).
-  'drip-worker': {
-    mutate: ['src/core/drip-run.ts', 'src/core/drip-decisions.ts'],
-    tests: [
-      'test/drips/mutation-gaps-resume.test.ts',
-      'test/drips/mutation-gaps-delivery.test.ts',
-      'test/drips/transitions.test.ts',
-      'test/drips/deferral.test.ts',
-      'test/drips/claim-taken-back.test.ts',
-      'test/drips/step-in-flight.test.ts',
-      'test/drips/unsubscribed-during-delivery.test.ts',
-      'test/delivery/recording.test.ts',
-      'test/delivery/failures.test.ts',
-      'test/delivery/throttle.test.ts',
-      // the notify:enrollment.failed payload, in-process and on the wire
-      'test/triggers/suppression-events.test.ts',
-    ],
-  },
+  // The drip worker: claims, the step's send row, the enrollment's next state, in two targets (drip-run.ts,
+  // then drip-decisions.ts) so that each keeps its verdicts when the other is interrupted. The CLI test is
+  // left out (it builds and spawns the package; the same run is reached in-process by the tests listed).
+  'drip-run': { mutate: ['src/core/drip-run.ts'], tests: DRIP_WORKER_TESTS },
+  'drip-decisions': { mutate: ['src/core/drip-decisions.ts'], tests: DRIP_WORKER_TESTS },
   // Sequences and their steps, enrolment and a sequence's enrollments page.
   'drip-sequences': {
     mutate: ['src/core/drips.ts', 'src/core/enrollment-list.ts'],
@@ -74,11 +75,12 @@ export const TARGETS = {
 /** Names that run several targets in turn. */
 export const GROUPS = {
   webhooks: ['webhooks-sns', 'webhooks-providers', 'webhooks-shared'],
-  drips: ['drip-worker', 'drip-sequences'],
-  'core-at-risk': ['suppression', 'unsubscribe', 'webhook-events', 'drip-worker', 'drip-sequences'],
+  'drip-worker': ['drip-run', 'drip-decisions'],
+  drips: ['drip-run', 'drip-decisions', 'drip-sequences'],
+  'core-at-risk': ['suppression', 'unsubscribe', 'webhook-events', 'drip-run', 'drip-decisions', 'drip-sequences'],
   // All of src/core/, one target at a time: each finished target keeps its verdicts (incremental), so an
   // interrupted run resumes at the first target that had not finished.
-  core: ['drip-worker', 'suppression', 'unsubscribe', 'webhook-events', 'drip-sequences', 'core-campaigns', 'core-delivery', 'core-audience', 'core-tracking', 'core-storage'],
+  core: ['drip-run', 'drip-decisions', 'suppression', 'unsubscribe', 'webhook-events', 'drip-sequences', 'core-campaigns', 'core-delivery', 'core-audience', 'core-tracking', 'core-storage'],
 };
 
 // Never part of a mutation run: they need a browser, build the package or spawn the CLI (the tap runner

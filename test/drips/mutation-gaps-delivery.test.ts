@@ -4,6 +4,7 @@ import { minutes } from '../../src/core/clock.ts';
 import { runDrips } from '../../src/core/drip-run.ts';
 import type { Mailer, OutgoingMessage } from '../../src/mail/contract.ts';
 import { ENGINES } from '../helpers/engines.ts';
+import { recordingLogger } from '../helpers/log-lines.ts';
 import { type DripWorld, dripWorld } from './helpers.ts';
 
 /** What a drip step's delivery leaves behind: the message's headers and step data, and the rows of a deferral raced by an unsubscribe. */
@@ -24,7 +25,8 @@ for (const engine of ENGINES) {
           throw Object.assign(new Error('421 4.7.0 Try again later'), { responseCode: 421 });
         },
       };
-      const w = await dripWorld(engine, { mailer });
+      const { logger, lines } = recordingLogger();
+      const w = await dripWorld(engine, { mailer, logger });
       world.w = w;
       t.after(() => w.close());
       await w.notify.drips.createSequence({ name: 'two', steps: [{ delayMinutes: 0, subject: 'One', text: 'one' }] });
@@ -47,6 +49,11 @@ for (const engine of ENGINES) {
       );
       assert.equal((await w.notify.drips.getEnrollment(ann.id))?.status, 'cancelled');
       assert.equal((await w.notify.drips.getEnrollment(bob.id))?.status, 'active');
+      assert.deepEqual(
+        lines.filter((l) => /taken back/.test(String(l.msg))).map((l) => l.lost),
+        [1],
+        "one warning, counting Ann's enrollment only",
+      );
 
       w.clock.advance(minutes(120));
       await runDrips(w.notify.context);
