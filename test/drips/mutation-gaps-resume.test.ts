@@ -6,7 +6,7 @@ import { newToken } from '../../src/core/tokens.ts';
 import type { SendStatus } from '../../src/core/types.ts';
 import { ENGINES } from '../helpers/engines.ts';
 import { recordingLogger } from '../helpers/log-lines.ts';
-import { type DripWorld, dripWorld } from './helpers.ts';
+import { type DripWorld, dripWorld, enrollInTwoSteps } from './helpers.ts';
 
 /**
  * A run that finds its claimed step already has a send row (an earlier run got that far and
@@ -14,24 +14,9 @@ import { type DripWorld, dripWorld } from './helpers.ts';
  * the step is sent, and where the enrollment goes.
  */
 
-/** Ann enrolled in a two-step sequence (10 minutes, then 60), her first step due. */
-async function enrolled(w: DripWorld, name: string) {
-  await w.notify.contacts.upsert({ email: 'ann@example.com' });
-  const seq = await w.notify.drips.createSequence({
-    name,
-    steps: [
-      { delayMinutes: 10, subject: 'One', text: 'one' },
-      { delayMinutes: 60, subject: 'Two', text: 'two' },
-    ],
-  });
-  const e = await w.notify.drips.enroll({ contact: 'ann@example.com', sequence: seq.id });
-  w.clock.advance(minutes(10));
-  return { seq, e };
-}
-
 /** A run that claimed Ann's step, wrote its row with `status` (and `error`), then crashed; 31 minutes later its claim is stale. */
 async function crashedWithRow(w: DripWorld, name: string, status: SendStatus, error: string | null) {
-  const { seq, e } = await enrolled(w, name);
+  const { seq, e } = await enrollInTwoSteps(w, name);
   const store = w.notify.context.store;
   await store.enrollments.claimDue(w.clock.now(), 10, newToken());
   const [row] = await store.sends.claimSteps([{ token: newToken(), enrollment_id: e.id, step_id: seq.steps[0].id, step_index: 0, contact_id: e.contact_id, to_email: 'ann@example.com', subject: 'One', status: 'sending' }], w.clock.now());
@@ -99,7 +84,7 @@ for (const engine of ENGINES) {
     test('a step the sequence no longer has: the enrollment is completed, nothing sent', async (t) => {
       const w = await dripWorld(engine);
       t.after(() => w.close());
-      const { seq, e } = await enrolled(w, 'shrunk');
+      const { seq, e } = await enrollInTwoSteps(w, 'shrunk');
       assert.equal((await runDrips(w.notify.context)).sent, 1);
       // the second step removed from the database (an operator's edit) while Ann waits for it
       await w.notify.context.store.db.deleteFrom('notify_steps').where('id', '=', seq.steps[1].id).execute();
@@ -124,7 +109,7 @@ for (const engine of ENGINES) {
       const w = await dripWorld(engine, { logger });
       t.after(() => w.close());
       const reclaimLines = () => lines.filter((l) => /returned to 'active'/.test(String(l.msg)));
-      await enrolled(w, 'reclaimed');
+      await enrollInTwoSteps(w, 'reclaimed');
       await runDrips(w.notify.context);
       assert.deepEqual(reclaimLines(), [], 'nothing reclaimed, nothing said');
 
