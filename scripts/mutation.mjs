@@ -21,8 +21,8 @@ const targets = [...new Set(asked.flatMap((n) => GROUPS[n] ?? [n]))];
 const DETECTED = new Set(['Killed', 'Timeout']);
 
 /**
- * The command runner tells Stryker nothing about test files, so its incremental mode would keep a
- * surviving mutant's verdict after a new test was written to kill it. When the target's test files
+ * Stryker's incremental mode keeps a surviving mutant's verdict unless a test that covered it changed,
+ * so a test file newly listed for the target, written to kill it, would not be run. When the target's test files
  * changed since its last run, the undetected mutants are dropped from the incremental file and tested
  * again; detected ones stay (a test added cannot un-kill a mutant; after weakening a test, use --force).
  */
