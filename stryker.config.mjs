@@ -1,5 +1,5 @@
 // StrykerJS over one target of scripts/mutation-targets.mjs, chosen by NOTIFY_MUTATE
-// (`npm run test:mutation -- webhooks` sets it). Not part of CI: every mutant reruns the target's tests.
+// (`npm run test:mutation -- webhooks` sets it). Not part of CI: it runs the tests once per mutant.
 import { TARGETS, targetTests } from './scripts/mutation-targets.mjs';
 
 const name = process.env.NOTIFY_MUTATE ?? '';
@@ -8,18 +8,23 @@ if (targetTests(name).length === 0) throw new Error(`mutation target ${name} lis
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
-  // node:test has no Stryker runner: the command runner judges a mutant by the command's exit code.
-  testRunner: 'command',
-  commandRunner: { command: `node scripts/mutation-command.mjs ${name}` },
-  // The command runner cannot tell which test covers which mutant, so every mutant runs the target's tests.
-  coverageAnalysis: 'off',
+  // node:test prints TAP; the tap runner starts one node process per test file and records which
+  // mutants each file reaches, so a mutant runs only the files that reach it (coverage per file),
+  // stopping at the first file that fails.
+  testRunner: 'tap',
+  coverageAnalysis: 'perTest',
+  tap: {
+    testFiles: targetTests(name),
+    nodeArgs: ['--import', 'tsx', '--test-reporter=tap', '-r', '{{hookFile}}', '{{testFile}}'],
+    forceBail: true,
+  },
   mutate: TARGETS[name].mutate,
-  concurrency: 1,
-  // A run may take the clean run's time x1.5 plus 15 s (a shared, busy machine) before it counts as a timeout.
+  concurrency: 2,
+  // A run may take the clean run's time x1.5 plus 60 s (a shared machine where starting one test file can take 15 s or more) before it counts as a timeout.
   timeoutFactor: 1.5,
-  timeoutMS: 15_000,
-  dryRunTimeoutMinutes: 15,
-  // A rerun tests only the mutants whose code or tests changed since the last run of the same target.
+  timeoutMS: 60_000,
+  dryRunTimeoutMinutes: 30,
+  // A rerun tests only the mutants whose code or covering tests changed since the last run of the same target.
   incremental: true,
   incrementalFile: `reports/mutation/${name}.incremental.json`,
   reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
@@ -27,7 +32,7 @@ export default {
   jsonReporter: { fileName: `reports/mutation/${name}.json` },
   clearTextReporter: { allowColor: false, reportTests: false, reportMutants: true, reportScoreTable: true },
   // The sandbox copy needs the sources and tests, not the build, outputs or local databases.
-  ignorePatterns: ['dist', 'test-output', 'notify-demo', 'outbox', '*.db', '*.db-wal', '*.db-shm', 'bench'],
+  ignorePatterns: ['dist', 'test-output', 'notify-demo', 'outbox', '*.db', '*.db-wal', '*.db-shm', 'bench', 'reports'],
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
 };

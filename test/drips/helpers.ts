@@ -1,5 +1,5 @@
-import { manualClock } from '../../src/core/clock.ts';
 import assert from 'node:assert/strict';
+import { manualClock, minutes } from '../../src/core/clock.ts';
 import type { Mailer, OutgoingMessage } from '../../src/mail/contract.ts';
 import { createNotify, type CreateNotifyOptions, type Notify } from '../../src/notify.ts';
 import { createStore } from '../../src/store/index.ts';
@@ -73,4 +73,19 @@ export function unsubscribingMailer(world: { w?: DripWorld }, when: string, who:
     },
   };
   return { mailer, sent };
+}
+
+/** Ann enrolled in a two-step sequence named `name` (10 minutes, then 60), the clock at her first step's time. */
+export async function enrollInTwoSteps(w: DripWorld, name: string) {
+  await w.notify.contacts.upsert({ email: 'ann@example.com' });
+  const seq = await w.notify.drips.createSequence({
+    name,
+    steps: [
+      { delayMinutes: 10, subject: 'One', text: 'one' },
+      { delayMinutes: 60, subject: 'Two', text: 'two' },
+    ],
+  });
+  const e = await w.notify.drips.enroll({ contact: 'ann@example.com', sequence: seq.id });
+  w.clock.advance(minutes(10));
+  return { seq, e };
 }

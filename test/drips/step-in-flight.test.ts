@@ -5,22 +5,7 @@ import { runDrips } from '../../src/core/drip-run.ts';
 import { newToken } from '../../src/core/tokens.ts';
 import { ENGINES } from '../helpers/engines.ts';
 import { recordingLogger } from '../helpers/log-lines.ts';
-import { type DripWorld, dripWorld } from './helpers.ts';
-
-/** Ann enrolled in a two-step sequence (10 minutes, then 60), the clock at her first step's time. */
-async function enrollInTwoSteps(w: DripWorld, name: string) {
-  await w.notify.contacts.upsert({ email: 'ann@example.com' });
-  const seq = await w.notify.drips.createSequence({
-    name,
-    steps: [
-      { delayMinutes: 10, subject: 'One', text: 'one' },
-      { delayMinutes: 60, subject: 'Two', text: 'two' },
-    ],
-  });
-  const e = await w.notify.drips.enroll({ contact: 'ann@example.com', sequence: seq.id });
-  w.clock.advance(minutes(10));
-  return { seq, e };
-}
+import { dripWorld, enrollInTwoSteps } from './helpers.ts';
 
 // A reclaimed enrollment whose step row was touched less than staleLockMinutes ago is being delivered
 // by another run right now: this run neither sends it again nor marks it interrupted, and comes back
