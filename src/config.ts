@@ -2,9 +2,12 @@ import { z } from 'zod';
 import { parseMailboxUrl } from './bounces/mailbox-url.ts';
 import { closestName } from './closest-name.ts';
 import { envName, type Layer, readConfigFile, readEnvFile, readEnvironment } from './config-sources.ts';
+import { DKIM_TAG_MAX, fromAddressProblem, LIST_ID_DOMAIN_MAX } from './core/header-limits.ts';
+import { feedbackIdProblem } from './core/list-headers.ts';
 import { OUTBOUND_EVENT_TYPES } from './core/storage/outbound.ts';
 import { NotifyError } from './errors.ts';
 import { limiterStores } from './http/rate-limit/registry.ts';
+import { asciiDomain } from './mail/address.ts';
 import { mailTransports } from './mail/registry.ts';
 import { domainRatesOption, sendRateOption } from './pacing/options.ts';
 import { listOf } from './registry.ts';
@@ -71,8 +74,8 @@ const dkimSpec = z.preprocess(
   z
     .object(
       {
-        domainName: z.string().regex(/^[A-Za-z0-9.-]+$/, 'must be a domain name'),
-        keySelector: z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be a DNS label'),
+        domainName: z.string().regex(/^[A-Za-z0-9.-]+$/, 'must be a domain name').max(DKIM_TAG_MAX, `must be at most ${DKIM_TAG_MAX} characters (d= of DKIM-Signature on a 78-character line)`),
+        keySelector: z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be a DNS label').max(DKIM_TAG_MAX, `must be at most ${DKIM_TAG_MAX} characters (s= of DKIM-Signature on a 78-character line)`),
         privateKey: z.string().min(1, 'must be a PEM private key'),
       },
       { invalid_type_error: 'must be an object { domainName, keySelector, privateKey } (JSON text from .env or the environment)' },
@@ -115,13 +118,26 @@ const webhooksOutSpec = z.preprocess(
 );
 const domainName = z.string().refine((v) => v === '' || /^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(v), 'must be a domain name');
 
+/** A from address must fit its header lines: the From line and the Message-ID made from its domain. */
+function fitsFromLine(v: string, ctx: z.RefinementCtx): void {
+  const address = v.trim();
+  if (!address || !address.includes('@')) return;
+  let problem: string | undefined;
+  try {
+    problem = fromAddressProblem(asciiDomain(address));
+  } catch (err) {
+    problem = (err as Error).message;
+  }
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+}
+
 const rateLimitStore = z.string().refine((v) => limiterStores.accepts(v), () => ({ message: `must be ${listOf(limiterStores.forms)}` }));
 
 /** Every option, its type and its default: the interface spec's options first, then notify's own. */
 export const configSchema = z
   .object({
     fromName: z.string().default(''),
-    fromEmail: z.string().default(''),
+    fromEmail: z.string().superRefine(fitsFromLine).default(''),
     defaultLayout: z.string().default('notify/layouts/default'),
     trackingHost: url('trackingHost').default(''),
     batchSize: int(1).default(200),
@@ -173,11 +189,17 @@ export const configSchema = z
     /** the domain of the VERP return path bounces+<send token>@<bounceDomain>; required with bounceMailbox */
     bounceDomain: domainName.default(''),
     /** List-Id: <list.listIdDomain> on list campaigns */
-    listIdDomain: domainName.default(''),
+    listIdDomain: domainName
+      .refine((v) => v.length <= LIST_ID_DOMAIN_MAX, `must be at most ${LIST_ID_DOMAIN_MAX} characters, so List-Id <list.listIdDomain> fits a 78-character header line`)
+      .default(''),
     /** Feedback-ID template: {campaign}, {list}, {kind} (campaign, drip, send, test) */
     feedbackId: z
       .string()
       .regex(/^[\x21-\x7e]*$/, 'must be printable ASCII without spaces (e.g. {id}:{kind}:notify)')
+      .superRefine((v, ctx) => {
+        const problem = feedbackIdProblem(v);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
       .default(''),
     /** the name given in EHLO; default the machine's host name */
     smtpName: domainName.default(''),

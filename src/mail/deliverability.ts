@@ -1,6 +1,7 @@
 import { verpAddress } from '../bounces/verp.ts';
 import type { Mailer, OutgoingMessage } from './contract.ts';
 import { createDkimSigner, type DkimOptions } from './dkim.ts';
+import { messageIdDomain } from './message-id.ts';
 import { composeMime } from './mime.ts';
 
 export interface DeliverabilityOptions {
@@ -24,7 +25,7 @@ export function withDeliverability(mailer: Mailer, o: DeliverabilityOptions): Ma
   const prepare = (m: OutgoingMessage): OutgoingMessage => {
     if (o.bounceDomain) m.envelopeFrom = verpAddress(m.sendToken, o.bounceDomain);
     if (sign) {
-      const messageId = m.messageId ?? `<${m.sendToken}@${o.dkim!.domainName}>`;
+      const messageId = m.messageId ?? `<${m.sendToken}@${messageIdDomain(m.from)}>`;
       const raw = m.raw ?? composeMime({ from: m.from, to: m.to, cc: m.cc, subject: m.subject, date: now(), messageId, headers: m.headers }, m.text, m.html);
       m.raw = sign(raw, now());
       m.messageId = messageId;
