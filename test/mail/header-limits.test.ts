@@ -16,7 +16,11 @@ import { withDeliverability } from '../../src/mail/deliverability.ts';
 import { createDkimSigner } from '../../src/mail/dkim.ts';
 import { createOutboxMailer } from '../../src/mail/outbox.ts';
 import { composeMime } from '../../src/mail/mime.ts';
+import { createNotify } from '../../src/notify.ts';
+import { capture } from '../capture/helpers.ts';
 import { dkimKey, verifyDkim } from '../helpers/dkim.ts';
+import { testOptions } from '../helpers/engines.ts';
+import { startSmtpSink } from '../helpers/smtp-sink.ts';
 import { pythonRead } from './python-read.ts';
 
 /** a domain of exactly `length` characters, labels of at most 63 (DNS), ending in .example */
@@ -178,4 +182,22 @@ describe('header values at the limits', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test('the double opt-in email over SMTP without DKIM (no raw message handed over): notify writes it, within 78 with a 52-character From domain', async () => {
+    const sink = await startSmtpSink();
+    const fromEmail = `news@${domainOf(MESSAGE_ID_DOMAIN_MAX, 'f')}`;
+    const notify = await createNotify(testOptions('sqlite::memory:', { mailer: sink.url, fromEmail, fromName: 'Frühlings-Newsletter der Gärtnerei', doubleOptIn: true, captureRateLimit: 0 }));
+    try {
+      const res = await capture(notify, new URLSearchParams({ email: 'cy@example.com' }).toString(), { accept: 'application/json' });
+      assert.equal(res.status, 200);
+      await sink.waitFor(1, 10_000);
+      const m = sink.messages[0];
+      assert.deepEqual(longLines(m.raw), []);
+      assert.match(String(m.parsed.messageId), new RegExp(`^<[A-Za-z0-9_-]{22}@${fromEmail.slice(5).replace(/\./g, '\\.')}>$`));
+    } finally {
+      await notify.close();
+      await sink.close();
+    }
+  });
 });
+
