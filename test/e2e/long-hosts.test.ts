@@ -5,25 +5,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { simpleParser } from 'mailparser';
+import { domainOfLength } from '../helpers/domains.ts';
 import { type Deployment as D, Deployment, describeEachEngine } from './harness.ts';
 import { listUnsubscribeUrl } from './mail.ts';
 
-/** a domain of exactly `length` characters: 63-character labels (the DNS maximum) and .example */
-function domain(length: number, seed: string): string {
-  const labels: string[] = [];
-  let left = length - '.example'.length;
-  while (left > 0) {
-    const n = Math.min(63, left) - (left - Math.min(63, left) === 1 ? 1 : 0);
-    labels.push(seed.repeat(n));
-    left -= n;
-    if (left > 0) left -= 1;
-  }
-  return `${labels.join('.')}.example`;
-}
-
-const TRACKING_HOST = `https://${domain(41 - 'https://'.length, 't')}`;
-const FROM_DOMAIN = domain(52, 'f');
-const LIST_ID_DOMAIN = domain(60, 'l');
+const TRACKING_HOST = `https://${domainOfLength(41 - 'https://'.length, 't')}`;
+const FROM_DOMAIN = domainOfLength(52, 'f');
+const LIST_ID_DOMAIN = domainOfLength(60, 'l');
 const FEEDBACK_ID = `{id}:{list}:{kind}:${'s'.repeat(77 - 16 - 14 - 8 - 3)}`;
 const LIST = 'Readers of the very long weekly newsletter about spring gardens';
 
@@ -62,8 +50,8 @@ describeEachEngine('as deployed: hosts and domains at the longest that fit a hea
 
   test('one character more of listIdDomain, of the sender domain or of the Feedback-ID: commands refuse to start, naming the option', async () => {
     const cases: [Record<string, string>, RegExp][] = [
-      [{ listIdDomain: domain(61, 'l') }, /Option 'listIdDomain' from .*notify\.config\.json must be at most 60 characters.*\[CONFIG_INVALID\]/],
-      [{ fromEmail: `news@${domain(53, 'f')}` }, /Option 'fromEmail' from .*notify\.config\.json has a domain of 53 characters; at most 52 fit the Message-ID.*\[CONFIG_INVALID\]/],
+      [{ listIdDomain: domainOfLength(61, 'l') }, /Option 'listIdDomain' from .*notify\.config\.json must be at most 60 characters.*\[CONFIG_INVALID\]/],
+      [{ fromEmail: `news@${domainOfLength(53, 'f')}` }, /Option 'fromEmail' from .*notify\.config\.json has a domain of 53 characters; at most 52 fit the Message-ID.*\[CONFIG_INVALID\]/],
       [{ feedbackId: `${FEEDBACK_ID}x` }, /Option 'feedbackId' from .*notify\.config\.json can make a Feedback-ID of 78 characters.*\[CONFIG_INVALID\]/],
     ];
     for (const [options, message] of cases) {

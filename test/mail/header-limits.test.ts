@@ -19,25 +19,10 @@ import { composeMime } from '../../src/mail/mime.ts';
 import { createNotify } from '../../src/notify.ts';
 import { capture } from '../capture/helpers.ts';
 import { dkimKey, verifyDkim } from '../helpers/dkim.ts';
+import { domainOfLength } from '../helpers/domains.ts';
 import { testOptions } from '../helpers/engines.ts';
 import { startSmtpSink } from '../helpers/smtp-sink.ts';
 import { pythonRead } from './python-read.ts';
-
-/** a domain of exactly `length` characters, labels of at most 63 (DNS), ending in .example */
-function domainOf(length: number, seed = 'a'): string {
-  const labels: string[] = [];
-  let left = length - '.example'.length;
-  while (left > 0) {
-    // never leave one character over: it would be a dot with no label after it
-    const n = Math.min(63, left) - (left - Math.min(63, left) === 1 ? 1 : 0);
-    labels.push(seed.repeat(n));
-    left -= n;
-    if (left > 0) left -= 1;
-  }
-  const d = `${labels.join('.')}.example`;
-  assert.equal(d.length, length, d);
-  return d;
-}
 
 const longLines = (raw: Buffer) =>
   raw
@@ -60,15 +45,15 @@ const accepts = (options: Record<string, unknown>) => loadConfig(options, { conf
 
 describe('options held to what fits a header line', () => {
   test(`listIdDomain: ${LIST_ID_DOMAIN_MAX} characters taken, one more refused naming the option`, async () => {
-    await accepts({ listIdDomain: domainOf(LIST_ID_DOMAIN_MAX) });
-    const err = await configError({ listIdDomain: domainOf(LIST_ID_DOMAIN_MAX + 1) });
+    await accepts({ listIdDomain: domainOfLength(LIST_ID_DOMAIN_MAX) });
+    const err = await configError({ listIdDomain: domainOfLength(LIST_ID_DOMAIN_MAX + 1) });
     assert.equal(err.details?.option, 'listIdDomain');
     assert.match(err.message, /Option 'listIdDomain' .*at most 60 characters/);
   });
 
   test(`fromEmail: a domain of ${MESSAGE_ID_DOMAIN_MAX} taken, ${MESSAGE_ID_DOMAIN_MAX + 1} refused (Message-ID); an address over ${FROM_ADDRESS_MAX} refused (From)`, async () => {
-    await accepts({ fromEmail: `n@${domainOf(MESSAGE_ID_DOMAIN_MAX)}` });
-    let err = await configError({ fromEmail: `n@${domainOf(MESSAGE_ID_DOMAIN_MAX + 1)}` });
+    await accepts({ fromEmail: `n@${domainOfLength(MESSAGE_ID_DOMAIN_MAX)}` });
+    let err = await configError({ fromEmail: `n@${domainOfLength(MESSAGE_ID_DOMAIN_MAX + 1)}` });
     assert.equal(err.details?.option, 'fromEmail');
     assert.match(err.message, /Option 'fromEmail' .*domain of 53 characters; at most 52 fit the Message-ID/);
     const local = (n: number) => `${'x'.repeat(n - 1 - 'news.example'.length)}@news.example`;
@@ -81,8 +66,8 @@ describe('options held to what fits a header line', () => {
   });
 
   test('a campaign, send or test address past those limits is INVALID_INPUT naming fromEmail', () => {
-    assert.throws(() => formatFrom('News', `n@${domainOf(MESSAGE_ID_DOMAIN_MAX + 1)}`), (e) => isNotifyError(e, 'INVALID_INPUT') && e.details?.field === 'fromEmail');
-    assert.equal(formatFrom('News', `n@${domainOf(MESSAGE_ID_DOMAIN_MAX)}`).address, `n@${domainOf(MESSAGE_ID_DOMAIN_MAX)}`);
+    assert.throws(() => formatFrom('News', `n@${domainOfLength(MESSAGE_ID_DOMAIN_MAX + 1)}`), (e) => isNotifyError(e, 'INVALID_INPUT') && e.details?.field === 'fromEmail');
+    assert.equal(formatFrom('News', `n@${domainOfLength(MESSAGE_ID_DOMAIN_MAX)}`).address, `n@${domainOfLength(MESSAGE_ID_DOMAIN_MAX)}`);
   });
 
   test('feedbackId: refused when a 16-digit id, kind campaign and a list cut to 14 would pass 77 characters', async () => {
@@ -96,15 +81,15 @@ describe('options held to what fits a header line', () => {
 
   test('dkim: a domainName or keySelector over 74 characters is refused', async () => {
     const key = dkimKey('ed25519').privateKey;
-    await accepts({ dkim: { domainName: domainOf(74), keySelector: 's'.repeat(74), privateKey: key } });
-    assert.equal((await configError({ dkim: { domainName: domainOf(75), keySelector: 's', privateKey: key } })).details?.option, 'dkim');
+    await accepts({ dkim: { domainName: domainOfLength(74), keySelector: 's'.repeat(74), privateKey: key } });
+    assert.equal((await configError({ dkim: { domainName: domainOfLength(75), keySelector: 's', privateKey: key } })).details?.option, 'dkim');
     assert.equal((await configError({ dkim: { domainName: 'news.example', keySelector: 's'.repeat(75), privateKey: key } })).details?.option, 'dkim');
   });
 });
 
 describe('header values at the limits', () => {
   test('a long list name is cut with a hash; two that begin alike keep different List-Ids, Feedback-IDs too', () => {
-    const config = { listIdDomain: domainOf(LIST_ID_DOMAIN_MAX), feedbackId: `{list}:{kind}:${'s'.repeat(40)}` };
+    const config = { listIdDomain: domainOfLength(LIST_ID_DOMAIN_MAX), feedbackId: `{list}:{kind}:${'s'.repeat(40)}` };
     const a = listHeaders(config, { kind: 'campaign', id: 1, list: `Spring readers of the weekly newsletter ${'x'.repeat(40)} A` });
     const b = listHeaders(config, { kind: 'campaign', id: 1, list: `Spring readers of the weekly newsletter ${'x'.repeat(40)} B` });
     assert.notEqual(a['List-Id'], b['List-Id']);
@@ -117,9 +102,9 @@ describe('header values at the limits', () => {
   });
 
   test('every header line within 78 at every limit; mailparser, Python and mailauth read the values back', async () => {
-    const fromDomain = domainOf(MESSAGE_ID_DOMAIN_MAX, 'f');
-    const listIdDomain = domainOf(LIST_ID_DOMAIN_MAX, 'l');
-    const host = `https://${domainOf(MAX_FOLDABLE_HOST - 'https://'.length, 'h')}`;
+    const fromDomain = domainOfLength(MESSAGE_ID_DOMAIN_MAX, 'f');
+    const listIdDomain = domainOfLength(LIST_ID_DOMAIN_MAX, 'l');
+    const host = `https://${domainOfLength(MAX_FOLDABLE_HOST - 'https://'.length, 'h')}`;
     const from = `News <${'n'.repeat(FROM_ADDRESS_MAX - 1 - fromDomain.length)}@${fromDomain}>`;
     const list = `A list whose name is far too long for any List-Id line ${'z'.repeat(30)}`;
     const headers = {
@@ -128,7 +113,7 @@ describe('header values at the limits', () => {
     };
     const messageId = `<${'t'.repeat(22)}@${fromDomain}>`;
     const key = dkimKey();
-    const dkimDomain = domainOf(74, 'd');
+    const dkimDomain = domainOfLength(74, 'd');
     const raw = createDkimSigner({ domainName: dkimDomain, keySelector: 's'.repeat(74), privateKey: key.privateKey })(
       composeMime({ from, to: ['ann@example.com'], subject: 'Limits', date: 0, messageId, headers }, 'text', undefined),
       Date.now(),
@@ -162,7 +147,7 @@ describe('header values at the limits', () => {
           return { messageId: m.messageId };
         },
       },
-      { dkim: { domainName: domainOf(74, 'd'), keySelector: 's', privateKey: dkimKey('ed25519').privateKey } },
+      { dkim: { domainName: domainOfLength(74, 'd'), keySelector: 's', privateKey: dkimKey('ed25519').privateKey } },
     );
     await mailer.send({ from: 'News <news@news.example>', to: ['ann@example.com'], subject: 'Hi', text: 'x', headers: {}, sendToken: 'T'.repeat(22) });
     assert.equal((await simpleParser(sent[0])).messageId, `<${'T'.repeat(22)}@news.example>`);
@@ -172,7 +157,7 @@ describe('header values at the limits', () => {
   test('the outbox folds its Return-Path: a bounceDomain of 44 keeps the line within 78', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'notify-limits-'));
     try {
-      const bounceDomain = domainOf(44, 'b');
+      const bounceDomain = domainOfLength(44, 'b');
       const mailer = withDeliverability(createOutboxMailer(dir), { bounceDomain });
       await mailer.send({ from: 'news@news.example', to: ['ann@example.com'], subject: 'Hi', text: 'x', headers: {}, sendToken: 'T'.repeat(22) });
       const raw = readFileSync(join(dir, readdirSync(dir)[0]));
@@ -185,7 +170,7 @@ describe('header values at the limits', () => {
 
   test('the double opt-in email over SMTP without DKIM (no raw message handed over): notify writes it, within 78 with a 52-character From domain', async () => {
     const sink = await startSmtpSink();
-    const fromEmail = `news@${domainOf(MESSAGE_ID_DOMAIN_MAX, 'f')}`;
+    const fromEmail = `news@${domainOfLength(MESSAGE_ID_DOMAIN_MAX, 'f')}`;
     const notify = await createNotify(testOptions('sqlite::memory:', { mailer: sink.url, fromEmail, fromName: 'Frühlings-Newsletter der Gärtnerei', doubleOptIn: true, captureRateLimit: 0 }));
     try {
       const res = await capture(notify, new URLSearchParams({ email: 'cy@example.com' }).toString(), { accept: 'application/json' });
