@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { closestName } from './closest-name.ts';
+import { DKIM_TAG_MAX, fromAddressProblem } from './core/header-limits.ts';
 import { OUTBOUND_EVENT_TYPES } from './core/storage/outbound.ts';
 import { limiterStores } from './http/rate-limit/registry.ts';
+import { asciiDomain } from './mail/address.ts';
 import { mailTransports } from './mail/registry.ts';
 import { listOf } from './registry.ts';
 import { webhookDrivers } from './webhooks/registry.ts';
@@ -62,8 +64,8 @@ export const dkimSpec = z.preprocess(
   z
     .object(
       {
-        domainName: z.string().regex(/^[A-Za-z0-9.-]+$/, 'must be a domain name'),
-        keySelector: z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be a DNS label'),
+        domainName: z.string().regex(/^[A-Za-z0-9.-]+$/, 'must be a domain name').max(DKIM_TAG_MAX, `must be at most ${DKIM_TAG_MAX} characters (d= of DKIM-Signature on a 78-character line)`),
+        keySelector: z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be a DNS label').max(DKIM_TAG_MAX, `must be at most ${DKIM_TAG_MAX} characters (s= of DKIM-Signature on a 78-character line)`),
         privateKey: z.string().min(1, 'must be a PEM private key'),
       },
       { invalid_type_error: 'must be an object { domainName, keySelector, privateKey } (JSON text from .env or the environment)' },
@@ -114,4 +116,17 @@ function jsonText(empty: unknown): (v: unknown) => unknown {
       return v;
     }
   };
+}
+
+/** A from address must fit its header lines: the From line and the Message-ID made from its domain. */
+export function fitsFromLine(v: string, ctx: z.RefinementCtx): void {
+  const address = v.trim();
+  if (!address || !address.includes('@')) return;
+  let problem: string | undefined;
+  try {
+    problem = fromAddressProblem(asciiDomain(address));
+  } catch (err) {
+    problem = (err as Error).message;
+  }
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
 }

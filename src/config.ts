@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { parseMailboxUrl } from './bounces/mailbox-url.ts';
 import { envName, type Layer, readConfigFile, readEnvFile, readEnvironment } from './config-sources.ts';
-import { backoff, bool, databaseUrl, dkimSpec, domainName, int, list, mailerSpec, rateLimitStore, url, webhookDriverSpec, webhooksOutSpec } from './config-values.ts';
+import { backoff, bool, databaseUrl, dkimSpec, domainName, fitsFromLine, int, list, mailerSpec, rateLimitStore, url, webhookDriverSpec, webhooksOutSpec } from './config-values.ts';
+import { LIST_ID_DOMAIN_MAX } from './core/header-limits.ts';
+import { feedbackIdProblem } from './core/list-headers.ts';
 import { NotifyError } from './errors.ts';
 import { domainRatesOption, sendRateOption } from './pacing/options.ts';
 
@@ -9,7 +11,7 @@ import { domainRatesOption, sendRateOption } from './pacing/options.ts';
 export const configSchema = z
   .object({
     fromName: z.string().default(''),
-    fromEmail: z.string().default(''),
+    fromEmail: z.string().superRefine(fitsFromLine).default(''),
     defaultLayout: z.string().default('notify/layouts/default'),
     trackingHost: url('trackingHost').default(''),
     batchSize: int(1).default(200),
@@ -61,11 +63,17 @@ export const configSchema = z
     /** the domain of the VERP return path bounces+<send token>@<bounceDomain>; required with bounceMailbox */
     bounceDomain: domainName.default(''),
     /** List-Id: <list.listIdDomain> on list campaigns */
-    listIdDomain: domainName.default(''),
+    listIdDomain: domainName
+      .refine((v) => v.length <= LIST_ID_DOMAIN_MAX, `must be at most ${LIST_ID_DOMAIN_MAX} characters, so List-Id <list.listIdDomain> fits a 78-character header line`)
+      .default(''),
     /** Feedback-ID template: {campaign}, {list}, {kind} (campaign, drip, send, test) */
     feedbackId: z
       .string()
       .regex(/^[\x21-\x7e]*$/, 'must be printable ASCII without spaces (e.g. {id}:{kind}:notify)')
+      .superRefine((v, ctx) => {
+        const problem = feedbackIdProblem(v);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
       .default(''),
     /** the name given in EHLO; default the machine's host name */
     smtpName: domainName.default(''),

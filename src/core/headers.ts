@@ -1,7 +1,9 @@
 import { whereToSet } from '../config.ts';
 import { NotifyError } from '../errors.ts';
+import { asciiDomain } from '../mail/address.ts';
 import { formatAddress } from '../mail/encoding.ts';
 import { isValidEmail } from './email.ts';
+import { fromAddressProblem } from './header-limits.ts';
 
 /**
  * Header safety. A CR or LF in a header value would let input add headers or recipients (header
@@ -49,6 +51,8 @@ export function formatFrom(name: string | null | undefined, email: string | null
   if (!address) throw new NotifyError('MISSING_SENDER', `No from address: set the fromEmail option (${whereToSet('fromEmail')}) or give this campaign or message its own fromEmail`, { field: 'fromEmail' });
   assertHeaderValue('fromEmail', address);
   if (!isValidEmail(address)) throw new NotifyError('INVALID_EMAIL', `Invalid from address ${JSON.stringify(address)}`, { field: 'fromEmail' });
+  const tooLong = fromAddressProblem(asciiDomain(address));
+  if (tooLong) throw new NotifyError('INVALID_INPUT', `From address ${JSON.stringify(address)} ${tooLong}`, { field: 'fromEmail' });
   if (name) {
     assertHeaderValue('fromName', name);
     if (name.length > 200) throw new NotifyError('INVALID_INPUT', 'fromName is longer than 200 characters', { field: 'fromName' });

@@ -91,25 +91,29 @@ export function safeEqual(a: string, b: string): boolean {
 }
 
 /**
- * The one-click unsubscribe token of one send, short enough that `List-Unsubscribe: <URL>` folds to
- * lines within 78 characters for a base URL of up to 37 characters: the send id (5 bytes, big
- * endian) and an HMAC of it truncated to 128 bits, 21 bytes = 28 base64url characters. It carries
- * no contact token: a click link shared from the same message (which holds the send token) cannot
- * be turned into it, and the HMAC is checked before anything is looked up.
+ * The one-click unsubscribe token of one send, short because it goes whole into List-Unsubscribe
+ * (RFC 2369 lets no white space into the URL, so it cannot be folded): the send id (5 bytes, big
+ * endian) and an HMAC of it truncated to 104 bits, 18 bytes = 24 base64url characters, so
+ * `List-Unsubscribe: <URL>` folds to lines within 78 characters for a host of up to 41. 104 bits
+ * keep a forged link out of reach of any guessing over HTTP (RFC 2104 5: at least 80). Tokens of
+ * 28 characters (a 128-bit HMAC) that earlier mail carries are read as before. It carries no contact
+ * token: a click link shared from the same message (which holds the send token) cannot be turned
+ * into it, and the HMAC is checked before anything is looked up.
  */
 const SEND_ID_BYTES = 5;
-const UNSUBSCRIBE_MAC_BYTES = 16;
-export const SEND_UNSUBSCRIBE_TOKEN_LENGTH = 28;
-const SEND_UNSUBSCRIBE_PATTERN = /^[A-Za-z0-9_-]{28}$/;
+const UNSUBSCRIBE_MAC_BYTES = 13;
+export const SEND_UNSUBSCRIBE_TOKEN_LENGTH = 24;
+/** 24 characters (18 bytes) or the earlier 28 (21 bytes): whole 3-byte groups, so each has one spelling */
+const SEND_UNSUBSCRIBE_PATTERN = /^(?:[A-Za-z0-9_-]{24}|[A-Za-z0-9_-]{28})$/;
 
 const UNSUBSCRIBE_PREFIX = Buffer.from('unsubscribe:', 'latin1');
 
 // every campaign recipient's List-Unsubscribe carries one: a one-shot signer, not a createHmac stream
-function unsubscribeMac(secret: string, id: Buffer): Buffer {
+function unsubscribeMac(secret: string, id: Buffer, bytes: number): Buffer {
   const data = Buffer.allocUnsafe(UNSUBSCRIBE_PREFIX.length + id.length);
   UNSUBSCRIBE_PREFIX.copy(data);
   id.copy(data, UNSUBSCRIBE_PREFIX.length);
-  return hmacDigest(secret, data).subarray(0, UNSUBSCRIBE_MAC_BYTES);
+  return hmacDigest(secret, data).subarray(0, bytes);
 }
 
 /** undefined for an id that does not fit 5 bytes (over a trillion sends): such a send keeps the long link */
@@ -117,14 +121,14 @@ export function sendUnsubscribeToken(secret: string, sendId: number): string | u
   if (!Number.isSafeInteger(sendId) || sendId < 0 || sendId >= 2 ** (8 * SEND_ID_BYTES)) return undefined;
   const id = Buffer.alloc(SEND_ID_BYTES);
   id.writeUIntBE(sendId, 0, SEND_ID_BYTES);
-  return Buffer.concat([id, unsubscribeMac(secret, id)]).toString('base64url');
+  return Buffer.concat([id, unsubscribeMac(secret, id, UNSUBSCRIBE_MAC_BYTES)]).toString('base64url');
 }
 
-/** The send id a token made by sendUnsubscribeToken names, or undefined when it is malformed or its HMAC does not match. */
+/** The send id a token made by sendUnsubscribeToken (now or in its earlier 28-character form) names, or undefined when it is malformed or its HMAC does not match. */
 export function readSendUnsubscribeToken(secret: string, token: string | undefined | null): number | undefined {
   if (typeof token !== 'string' || !SEND_UNSUBSCRIBE_PATTERN.test(token)) return undefined;
   const bytes = Buffer.from(token, 'base64url');
   const id = bytes.subarray(0, SEND_ID_BYTES);
-  // 28 characters hold 168 bits exactly, so no two spellings decode to the same bytes
-  return timingSafeEqual(bytes.subarray(SEND_ID_BYTES), unsubscribeMac(secret, id)) ? id.readUIntBE(0, SEND_ID_BYTES) : undefined;
+  const mac = bytes.subarray(SEND_ID_BYTES);
+  return timingSafeEqual(mac, unsubscribeMac(secret, id, mac.length)) ? id.readUIntBE(0, SEND_ID_BYTES) : undefined;
 }

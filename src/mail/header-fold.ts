@@ -3,17 +3,19 @@
  * white space may go, so that unfolding gives back the value exactly:
  * - unstructured text (Subject, a custom X- header): at spaces; when it is not printable ASCII, or a
  *   word would not fit a line, as RFC 2047 encoded words sized so each line holds one;
- * - structured values (addresses, List-*, Feedback-ID, Message-ID): at their spaces only, never
- *   encoded and never broken inside a token. A token longer than a line (a long URL in
- *   List-Unsubscribe) stays whole on a line of its own (after a fold right after the colon): RFC 2369 lets readers ignore white space
- *   inside its angle brackets, but a one-click POST made from a broken URL would miss, and 998
- *   characters is the hard limit (nodemailer and Python's email package do the same).
+ * - structured values (addresses, List-*, Feedback-ID, Message-ID, Return-Path): at their spaces
+ *   only, never encoded and never broken inside a token. A token longer than the rest of the first
+ *   line goes whole on a line of its own, after a fold right after the colon. One longer than any
+ *   line (a List-Unsubscribe URL on a host over 41 characters) stays whole there: RFC 2369 lets no
+ *   white space inside its angle brackets, and 998 characters is the hard limit (nodemailer and
+ *   Python's email package do the same). The values notify makes are held short enough for a line
+ *   by core/header-limits.ts.
  */
 export const MAX_LINE = 78;
 const CRLF = '\r\n';
 const PRINTABLE = /^[\x20-\x7e]*$/;
 const BLANK = /[ \t]/;
-const STRUCTURED = /^(list-|feedback-id$|message-id$|in-reply-to$|references$|reply-to$|sender$|from$|to$|cc$|auto-submitted$|precedence$)/i;
+const STRUCTURED = /^(list-|feedback-id$|message-id$|in-reply-to$|references$|reply-to$|sender$|from$|to$|cc$|auto-submitted$|precedence$|return-path$)/i;
 
 /** `Name: value` folded, without the final CRLF. */
 export function headerField(name: string, value: string): string {

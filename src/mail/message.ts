@@ -1,8 +1,8 @@
 import type { ComposerFactory, OutgoingMessage, PersonalMessage } from '../core/mailer.ts';
 import { joinParts } from '../render/personalize.ts';
 import { bodyAssembler, encodeValues, joinParts as joinBuffers, type MessageParts } from './encoded-parts.ts';
+import { messageIdDomain } from './message-id.ts';
 import { framing, headerBlocks } from './mime.ts';
-import { addressOf } from './smtp.ts';
 
 /**
  * Message assembly: a recipient's message as the domain describes it becomes a complete RFC 5322
@@ -19,7 +19,7 @@ export const composerFor: ComposerFactory = (multipart) => {
     const p = m.content;
     if (m.from !== from) {
       from = m.from;
-      domain = domainOf(from);
+      domain = messageIdDomain(from);
     }
     const messageId = `<${m.sendToken}@${domain}>`;
     const head = headerBlock({ from: m.from, to: m.to, cc: m.cc, subject: m.subject, date: m.date, messageId, headers: m.headers });
@@ -92,9 +92,4 @@ class Outgoing implements OutgoingMessage {
     this.#text ??= joinParts(p.variant.text, p.recipient, p.textValues);
     return this.#text;
   }
-}
-
-function domainOf(from: string): string {
-  const addr = addressOf(from);
-  return addr.slice(addr.lastIndexOf('@') + 1) || 'notify';
 }

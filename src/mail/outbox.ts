@@ -1,6 +1,7 @@
 import { mkdir, open, rename } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Mailer } from './contract.ts';
+import { headerField } from './header-fold.ts';
 import { composeMime } from './mime.ts';
 
 /**
@@ -29,7 +30,7 @@ export function createOutboxMailer(dir: string, cwd = process.cwd()): Mailer {
       // What the receiving server would add from MAIL FROM, so the file shows where bounces go.
       const file = await open(tmp, 'w');
       try {
-        const buffers = m.envelopeFrom ? [Buffer.from(`Return-Path: <${m.envelopeFrom}>\r\n`), ...parts] : [...parts];
+        const buffers = m.envelopeFrom ? [Buffer.from(`${headerField('Return-Path', `<${m.envelopeFrom}>`)}\r\n`), ...parts] : [...parts];
         const { bytesWritten } = await file.writev(buffers);
         const length = buffers.reduce((n, b) => n + b.length, 0);
         if (bytesWritten !== length) throw new Error(`outbox: wrote ${bytesWritten} of ${length} bytes of ${name}`);

@@ -18,7 +18,7 @@ describeEachEngine('as deployed: the short one-click link and per-campaign track
   });
   after(() => d?.close());
 
-  test('--no-track-opens --no-track-clicks; List-Unsubscribe folded within 78; one-click POST unsubscribes', async () => {
+  test('--no-track-opens --no-track-clicks; List-Unsubscribe within 78; one-click POST unsubscribes', async () => {
     const id = (await d.cli(['campaigns:create', '--subject', 'Spring', '--html', BODY, '--list', 'readers', '--no-track-opens', '--no-track-clicks'])).trim();
     assert.match(id, /^\d+$/);
     await d.cli(['notify:send-campaign', id, '--all']);
@@ -26,7 +26,8 @@ describeEachEngine('as deployed: the short one-click link and per-campaign track
     for (const m of mails) {
       const head = m.raw.toString('latin1').split('\r\n\r\n')[0];
       assert.deepEqual(head.split('\r\n').filter((l) => l.length > 78), [], 'no header line over 78');
-      assert.match(head, /^List-Unsubscribe:\r\n <http:\/\/127\.0\.0\.1:\d+\/notify\/u\/[A-Za-z0-9_-]{28}>\r\n/m);
+      // 74 characters on one line now that the token is 24: folded only when it would not fit
+      assert.match(head, /^List-Unsubscribe:(\r\n)? <http:\/\/127\.0\.0\.1:\d+\/notify\/u\/[A-Za-z0-9_-]{24}>\r\n/m);
       assert.doesNotMatch(String(m.parsed.html), /\/notify\/(open|click)\//, 'no pixel, no tracked link');
       assert.match(String(m.parsed.html), /href="https:\/\/shop\.example\/spring"/);
     }

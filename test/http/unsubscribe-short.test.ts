@@ -2,6 +2,7 @@
 // the long /notify/unsubscribe/<contact token>?s=<send token> link, which mail already delivered
 // carries and which keeps working.
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import { readSendUnsubscribeToken, SEND_UNSUBSCRIBE_TOKEN_LENGTH, sendUnsubscribeToken } from '../../src/core/tokens.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
@@ -10,10 +11,10 @@ import { insertCampaign, insertSend } from '../helpers/sends.ts';
 
 const ONE_CLICK = () => ({ method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) });
 
-test('the short token names the send, is 28 characters, and fails on any change, another secret or a bad shape', () => {
+test('the short token names the send, is 24 characters, and fails on any change, another secret or a bad shape', () => {
   const token = sendUnsubscribeToken('secret', 12345)!;
   assert.equal(token.length, SEND_UNSUBSCRIBE_TOKEN_LENGTH);
-  assert.match(token, /^[A-Za-z0-9_-]{28}$/);
+  assert.match(token, /^[A-Za-z0-9_-]{24}$/);
   assert.equal(readSendUnsubscribeToken('secret', token), 12345);
   assert.equal(readSendUnsubscribeToken('secret', sendUnsubscribeToken('secret', 2 ** 40 - 1)), 2 ** 40 - 1);
   assert.equal(readSendUnsubscribeToken('other secret', token), undefined);
@@ -21,9 +22,16 @@ test('the short token names the send, is 28 characters, and fails on any change,
     const changed = token.slice(0, i) + (token[i] === 'A' ? 'B' : 'A') + token.slice(i + 1);
     assert.equal(readSendUnsubscribeToken('secret', changed), undefined, `character ${i} changed`);
   }
-  for (const bad of ['', token.slice(1), `${token}A`, `${token.slice(0, 27)}=`, `${token.slice(0, 27)}+`, 'A'.repeat(28), undefined, null]) {
+  for (const bad of ['', token.slice(1), `${token}A`, `${token.slice(0, 23)}=`, `${token.slice(0, 23)}+`, 'A'.repeat(24), 'A'.repeat(28), undefined, null]) {
     assert.equal(readSendUnsubscribeToken('secret', bad), undefined, String(bad));
   }
+  // the 28-character form (a 128-bit HMAC) earlier mail carries still names its send; changed, it does not
+  const id = Buffer.from([0, 0, 0, 0x30, 0x39]);
+  const legacy = Buffer.concat([id, createHmac('sha256', 'secret').update(Buffer.concat([Buffer.from('unsubscribe:'), id])).digest().subarray(0, 16)]).toString('base64url');
+  assert.equal(legacy.length, 28);
+  assert.equal(readSendUnsubscribeToken('secret', legacy), 12345);
+  assert.equal(legacy.slice(0, 24), token, 'the short form is the long one cut: one HMAC, two lengths');
+  assert.equal(readSendUnsubscribeToken('secret', `${legacy.slice(0, 27)}${legacy[27] === 'A' ? 'B' : 'A'}`), undefined);
   // ids that do not fit 5 bytes get no short token (the long link is used)
   for (const id of [2 ** 40, -1, 1.5, Number.NaN]) assert.equal(sendUnsubscribeToken('secret', id), undefined, String(id));
 });

@@ -1,20 +1,23 @@
 // Every header line of every kind of message within 78 characters (RFC 5322 2.1.1), checked on the
 // bytes a real SMTP server received and read back by mailparser (a parser notify did not write).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { type ParsedMail, simpleParser } from 'mailparser';
-import { listHeaders, listUnsubscribeHeaders, MAX_FOLDABLE_HOST } from '../../src/core/list-headers.ts';
+import { FROM_ADDRESS_MAX, LIST_ID_DOMAIN_MAX, MESSAGE_ID_DOMAIN_MAX } from '../../src/core/header-limits.ts';
+import { feedbackIdProblem, listHeaders, listUnsubscribeHeaders, MAX_FOLDABLE_HOST } from '../../src/core/list-headers.ts';
 import { sendUnsubscribeToken } from '../../src/core/tokens.ts';
 import { headerField } from '../../src/mail/header-fold.ts';
+import { asciiDomain } from '../../src/mail/address.ts';
 import { composeMime } from '../../src/mail/mime.ts';
 import { formatAddress } from '../../src/mail/encoding.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { capture } from '../capture/helpers.ts';
-import { dkimKey } from '../helpers/dkim.ts';
+import { dkimKey, verifyDkim } from '../helpers/dkim.ts';
+import { createDkimSigner } from '../../src/mail/dkim.ts';
 import { forEachEngine, testOptions } from '../helpers/engines.ts';
 import { type SinkMessage, type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
+import { pythonRead } from './python-read.ts';
 
 /** The header lines over 78 characters: none may be. */
 function longLines(raw: Buffer): string[] {
@@ -22,36 +25,29 @@ function longLines(raw: Buffer): string[] {
   return head.split('\r\n').filter((line) => line.length > 78);
 }
 
-/**
- * Python's email package (policy.default) reads each message: its Subject, the From display name
- * and the List-Unsubscribe value, unfolded. Undefined when there is no python3 on the machine.
- */
-function pythonRead(raws: Buffer[]): { subject: string; name: string; unsubscribe: string }[] | undefined {
-  const script = [
-    'import sys, json, base64, email, email.policy',
-    'out = []',
-    'for b in json.load(sys.stdin):',
-    '    m = email.message_from_bytes(base64.b64decode(b), policy=email.policy.default)',
-    "    out.append({'subject': str(m['subject']), 'name': m['from'].addresses[0].display_name, 'unsubscribe': str(m['list-unsubscribe'])})",
-    'print(json.dumps(out))',
-  ].join('\n');
-  const r = spawnSync('python3', ['-c', script], { input: JSON.stringify(raws.map((b) => b.toString('base64'))), encoding: 'utf8', maxBuffer: 64 << 20 });
-  if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
-}
-
-/** tracking hosts people configure: http(s), a few DNS labels (some punycode), maybe a port and a path */
+/** a DNS label: 1 to 63 letters, digits and inner hyphens, sometimes punycode */
+const label = fc.oneof(
+  { weight: 4, arbitrary: fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/) },
+  { weight: 1, arbitrary: fc.constantFrom('xn--bcher-kva', 'x'.repeat(63), 'xn--zrich-bcher-strae-caf-gre-bbci0zzsgat') },
+);
+/** a domain of 1 to 4 labels and a top-level one, up to ~270 characters */
+const domain = fc
+  .tuple(fc.array(label, { minLength: 1, maxLength: 4 }), fc.constantFrom('com', 'example', 'co.uk', 'de', 'news'))
+  .map(([labels, tld]) => `${labels.join('.')}.${tld}`);
+/** tracking hosts, short and long (labels up to 63, beyond 100 characters): http(s), maybe a port and a path */
 const host = fc
-  .tuple(
-    fc.constantFrom('https://', 'http://'),
-    fc.array(fc.oneof(fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/), fc.constant('xn--bcher-kva')), { minLength: 1, maxLength: 3 }),
-    fc.constantFrom('com', 'example', 'co.uk', 'de', 'news'),
-    fc.option(fc.constantFrom(':8080', ':443'), { nil: '' }),
-    fc.option(fc.constantFrom('/mail', '/app/notify', '/n'), { nil: '' }),
-  )
-  .map(([scheme, labels, tld, port, path]) => `${scheme}${labels.join('.')}.${tld}${port}${path}`)
-  .filter((h) => h.length <= MAX_FOLDABLE_HOST);
+  .tuple(fc.constantFrom('https://', 'http://'), domain, fc.option(fc.constantFrom(':8080', ':443'), { nil: '' }), fc.option(fc.constantFrom('/mail', '/app/notify', '/n'), { nil: '' }))
+  .map(([scheme, name, port, path]) => `${scheme}${name}${port}${path}`);
+/** what the options and formatFrom take: a List-Id domain, a From address, a Feedback-ID template */
+const listIdDomain = domain.filter((d) => d.length <= LIST_ID_DOMAIN_MAX);
+const fromAddress = fc
+  .tuple(fc.stringMatching(/^[a-z0-9][a-z0-9._+-]{0,40}$/), domain)
+  .map(([local, name]) => `${local}@${name}`)
+  .filter((a) => a.length <= FROM_ADDRESS_MAX && a.length - a.lastIndexOf('@') - 1 <= MESSAGE_ID_DOMAIN_MAX);
+const feedbackId = fc
+  .tuple(fc.constantFrom('{id}:{list}:{kind}:', '{list}:{kind}:', '{kind}:{id}:', '{list}.{list}:'), fc.stringMatching(/^[A-Za-z0-9._-]{1,70}$/))
+  .map(([head, sender]) => `${head}${sender}`)
+  .filter((t) => feedbackIdProblem(t) === undefined);
 
 /** printable text a subject or name may hold (no line breaks, no Liquid braces), trimmed */
 const text = (max: number) =>
@@ -61,51 +57,78 @@ const text = (max: number) =>
     .filter((s) => s.length > 0);
 
 const listUnsubscribe = (m: ParsedMail) => (m.headers.get('list') as { unsubscribe?: { url?: string } } | undefined)?.unsubscribe?.url;
+const listId = (m: ParsedMail) => (m.headers.get('list') as { id?: { id?: string; name?: string } } | undefined)?.id;
 
 describe('header folding', () => {
-  test('property: random unicode subjects and display names, realistic hosts: within 78, read back exactly by mailparser and Python', async () => {
-    const made: { raw: Buffer; subject: string; name: string; url: string }[] = [];
+  test('property: random unicode subjects and names, hosts and domains up to 63-character labels: within 78 (but a List-Unsubscribe URL longer than a line, whole on its own), read back by mailparser, Python and mailauth', async () => {
+    const made: { raw: Buffer; subject: string; name: string; url: string; messageId: string; headers: Record<string, string> }[] = [];
+    const key = dkimKey('ed25519');
+    const sign = createDkimSigner({ domainName: 'news.example', keySelector: 'p', privateKey: key.privateKey });
     await fc.assert(
-      fc.asyncProperty(text(300), text(120), host, fc.integer({ min: 1, max: 2 ** 40 - 1 }), async (subject, name, base, sendId) => {
-        const unsubscribe = listUnsubscribeHeaders(base, 'secret', sendId, 'unused');
-        const headers = { 'X-Note': subject /* folded like Subject; mailparser leaves unknown headers encoded */, ...listHeaders({ listIdDomain: 'lists.news.example', feedbackId: '{id}:{list}:{kind}:news' }, { kind: 'campaign', id: sendId, list: name }), ...unsubscribe };
-        const raw = composeMime({ from: formatAddress('news@example.com', name), to: ['a@example.com'], subject, date: 0, messageId: '<x@example.com>', headers }, 'text', undefined);
-        assert.deepEqual(longLines(raw), []);
-        const parsed = await simpleParser(raw);
-        assert.equal(parsed.subject, subject);
-        assert.equal(parsed.from?.value[0].name, name);
-        assert.equal(parsed.from?.value[0].address, 'news@example.com');
-        const url = `${base}/notify/u/${sendUnsubscribeToken('secret', sendId)}`;
-        assert.equal(listUnsubscribe(parsed), url);
-        made.push({ raw, subject, name, url });
-      }),
+      fc.asyncProperty(
+        fc.record({ subject: text(300), name: text(120), list: text(120), base: host, from: fromAddress, listIdDomain, feedbackId, sendId: fc.integer({ min: 1, max: 2 ** 40 - 1 }) }),
+        async ({ subject, name, list, base, from, listIdDomain, feedbackId, sendId }) => {
+          const unsubscribe = listUnsubscribeHeaders(base, 'secret', sendId, 'unused');
+          const headers: Record<string, string> = { 'X-Note': subject /* folded like Subject; mailparser leaves unknown headers encoded */, ...listHeaders({ listIdDomain, feedbackId }, { kind: 'campaign', id: sendId, list }), ...unsubscribe };
+          const messageId = `<${'T'.repeat(22)}@${from.slice(from.indexOf('@') + 1)}>`;
+          const raw = sign(composeMime({ from: formatAddress(from, name), to: ['a@example.com'], subject, date: 0, messageId, headers }, 'text', undefined), 0);
+          const url = `${base}/notify/u/${sendUnsubscribeToken('secret', sendId)}`;
+          // the only line allowed past 78: the unsubscribe URL, whole on a line of its own, for a host over MAX_FOLDABLE_HOST
+          assert.deepEqual(longLines(raw), base.length > MAX_FOLDABLE_HOST ? [` <${url}>`] : []);
+          const parsed = await simpleParser(raw);
+          assert.equal(parsed.subject, subject);
+          assert.equal(parsed.from?.value[0].name, name);
+          assert.equal(asciiDomain(String(parsed.from?.value[0].address)), from, 'mailparser shows the punycode domain as unicode');
+          assert.equal(parsed.messageId, messageId);
+          assert.equal(listUnsubscribe(parsed), url);
+          assert.equal(listId(parsed)?.name, headers['List-Id'].slice(1, -1));
+          assert.equal(parsed.headers.get('feedback-id'), headers['Feedback-ID']);
+          made.push({ raw, subject, name, url, messageId, headers });
+        },
+      ),
       { numRuns: 300 },
     );
-    const python = pythonRead(made.map((m) => m.raw));
+    // mailauth (relaxed canonicalisation unfolds each line) verifies a sample, both unsubscribe headers signed
+    for (const m of made.slice(0, 25)) {
+      const [check] = await verifyDkim(m.raw, { 'p._domainkey.news.example': key.record });
+      assert.equal(check.result, 'pass', check.comment);
+      assert.ok(check.signed.includes('list-unsubscribe') && check.signed.includes('list-unsubscribe-post'), check.signed.join(':'));
+    }
+    const python = pythonRead(
+      made.map((m) => m.raw),
+      ['subject', 'list-unsubscribe', 'list-id', 'message-id', 'feedback-id'],
+    );
     if (!python) return;
     // Python keeps the white space of a fold right after the colon in an unstructured value, and its
     // address parser (3.11) keeps the white space between two encoded words of a display name, which
     // RFC 2047 6.2 says to drop: the name's white space is left to mailparser, checked above.
     const noSpace = (s: string) => s.replace(/\s+/g, '');
     assert.deepEqual(
-      python.map((p) => ({ subject: p.subject, name: noSpace(p.name), unsubscribe: p.unsubscribe.trimStart() })),
-      made.map((m) => ({ subject: m.subject, name: noSpace(m.name), unsubscribe: `<${m.url}>` })),
+      python.map((p) => ({ name: noSpace(p.name), ...Object.fromEntries(Object.entries(p.headers).map(([k, v]) => [k, v.trimStart()])) })),
+      made.map((m) => ({
+        name: noSpace(m.name),
+        subject: m.subject,
+        'list-unsubscribe': `<${m.url}>`,
+        'list-id': m.headers['List-Id'],
+        'message-id': m.messageId,
+        'feedback-id': m.headers['Feedback-ID'],
+      })),
     );
   });
 
   test(`a host of ${MAX_FOLDABLE_HOST} characters keeps List-Unsubscribe within 78; one more gives one line of 79, the URL whole`, async () => {
     const at = (length: number) => `https://${'h'.repeat(length - 'https://'.length - '.example'.length)}.example`;
     const lines = (base: string) => headerField('List-Unsubscribe', listUnsubscribeHeaders(base, 'secret', 2 ** 40 - 1, 'unused')['List-Unsubscribe']).split('\r\n');
-    assert.equal(at(MAX_FOLDABLE_HOST).length, 37);
+    assert.equal(at(MAX_FOLDABLE_HOST).length, 41);
     assert.deepEqual(lines(at(MAX_FOLDABLE_HOST)).map((l) => l.length), ['List-Unsubscribe:'.length, 78]);
     assert.deepEqual(lines(at(MAX_FOLDABLE_HOST + 1)).map((l) => l.length), ['List-Unsubscribe:'.length, 79]);
     // the longest host the configuration takes still keeps the line under RFC 5322's 998
     const longest = lines(at(900));
-    assert.equal(Math.max(...longest.map((l) => l.length)), 900 + 41);
+    assert.equal(Math.max(...longest.map((l) => l.length)), 900 + 37);
     const raw = composeMime({ from: 'a@news.example', to: ['b@example.com'], subject: 's', date: 0, messageId: '<x@news.example>', headers: listUnsubscribeHeaders(at(900), 'secret', 7, 'unused') }, 't', undefined);
     assert.equal(listUnsubscribe(await simpleParser(raw)), `${at(900)}/notify/u/${sendUnsubscribeToken('secret', 7)}`);
-    const python = pythonRead([raw]);
-    if (python) assert.equal(python[0].unsubscribe.trimStart(), `<${at(900)}/notify/u/${sendUnsubscribeToken('secret', 7)}>`);
+    const python = pythonRead([raw], ['list-unsubscribe']);
+    if (python) assert.equal(python[0].headers['list-unsubscribe'].trimStart(), `<${at(900)}/notify/u/${sendUnsubscribeToken('secret', 7)}>`);
   });
 
   test('List-Unsubscribe with two long URLs folds between them; each URL reads back whole', async () => {
@@ -196,7 +219,7 @@ forEachEngine('header lines of every kind of message', (h) => {
     await check(second, `${SUBJECT} (drip)`);
     for (const m of sink.messages) assert.equal(m.parsed.from?.value[0].name, NAME);
     // the campaign's List-Unsubscribe URL reads back whole, and List-Id names the list
-    assert.match(String(listUnsubscribe(first.parsed)), /^https:\/\/mail\.news-example\.co\.uk\/n\/notify\/u\/[A-Za-z0-9_-]{28}$/);
+    assert.match(String(listUnsubscribe(first.parsed)), /^https:\/\/mail\.news-example\.co\.uk\/n\/notify\/u\/[A-Za-z0-9_-]{24}$/);
     assert.match(first.raw.toString('latin1'), /^List-Id:(\r\n)? <spring-readers-of-the-long-weekly-newsletter\.lists\.news\.example>/m);
   });
 });

@@ -19,7 +19,7 @@ function urls(m: ParsedMail): string[] {
 }
 const notifyUrls = (m: ParsedMail) => urls(m).filter((u) => u.startsWith(HOST));
 /** the body's long link, or the header's short one */
-const isUnsubscribe = (u: string) => /^http:\/\/localhost:3000\/notify\/(unsubscribe\/[A-Za-z0-9_-]{22}\?s=[A-Za-z0-9_-]{22}|u\/[A-Za-z0-9_-]{28})$/.test(u);
+const isUnsubscribe = (u: string) => /^http:\/\/localhost:3000\/notify\/(unsubscribe\/[A-Za-z0-9_-]{22}\?s=[A-Za-z0-9_-]{22}|u\/[A-Za-z0-9_-]{24})$/.test(u);
 /** the List-Unsubscribe URL as mailparser reads it */
 const listUnsubscribe = (m: ParsedMail) => String((m.headers.get('list') as { unsubscribe?: { url?: string } } | undefined)?.unsubscribe?.url);
 const hasPixel = (m: ParsedMail) => /\/notify\/open\//.test(String(m.html));
