@@ -13,6 +13,7 @@ const WEBHOOK_TESTS = [SHARED_GAPS, EVENTS_GAPS, ROUTE, 'test/webhooks/ses-sns.t
 const DRIP_WORKER_TESTS = [
   'test/drips/mutation-gaps-resume.test.ts',
   'test/drips/mutation-gaps-delivery.test.ts',
+  'test/drips/run-aborted.test.ts',
   'test/drips/transitions.test.ts',
   'test/drips/deferral.test.ts',
   'test/drips/claim-taken-back.test.ts',
