@@ -101,6 +101,14 @@ export interface StoreDialect {
    */
   insertRows(trx: Kysely<Database>, table: string, columns: readonly JsonRowColumn[], rows: readonly Record<string, unknown>[]): Promise<void>;
   /**
+   * The rows of `table` whose unique `key` column holds one of `keys` (given once each), as arrays
+   * of the `columns` values in that order (bigint columns as numbers), locked for this transaction
+   * as lockForUpdate locks them, in id order: on SQLite one prepared SELECT run per key on the
+   * connection `trx` holds (the write lock covers them), on PostgreSQL one SELECT ... FOR NO KEY
+   * UPDATE per thousand keys, bound as ONE JSON parameter.
+   */
+  lockRowsByKey(trx: Kysely<Database>, table: string, key: string, columns: readonly string[], keys: readonly string[]): Promise<unknown[][]>;
+  /**
    * Updates many rows, each by its `key` column and with its own values, only where the table's
    * `guard.column` still equals `guard.value` (compare-and-set); returns how many changed. The
    * statement's text never changes with the number of rows: on SQLite one prepared UPDATE run per
