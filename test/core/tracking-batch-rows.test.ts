@@ -12,6 +12,22 @@ const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/126.0';
 forEachEngine('tracking batch rows', (h) => {
   const a = useNotify(h);
 
+  test('lockRowsByKey: rows of the keys that exist, values in the columns order, bigints as numbers', async () => {
+    const { store } = a().context;
+    const campaignId = await insertCampaign(store);
+    const s1 = await insertSend(a(), { campaignId, sentAt: 7 });
+    const s2 = await insertSend(a(), { campaignId: null, sentAt: 9 });
+    const rows = await store.dialect.writeTransaction(store.db, (trx) =>
+      store.dialect.lockRowsByKey(trx, 'notify_sends', 'token', ['token', 'id', 'campaign_id', 'sent_at'], [s2.token, 'unknownunknownunknown0', s1.token, "x' or '1'='1"]),
+    );
+    const sorted = [...rows].sort((x, y) => Number(x[1]) - Number(y[1]));
+    assert.deepEqual(sorted, [
+      [s1.token, s1.id, campaignId, 7],
+      [s2.token, s2.id, null, 9],
+    ]);
+    assert.deepEqual(await store.dialect.writeTransaction(store.db, (trx) => store.dialect.lockRowsByKey(trx, 'notify_sends', 'token', ['id'], [])), []);
+  });
+
   // The SQLite writer inserts 64 rows per statement and the rest one by one: sizes around both.
   for (const size of [1, 63, 64, 65, 131]) {
     test(`a batch of ${size} events stores each one with its own columns, in any token order`, async () => {
