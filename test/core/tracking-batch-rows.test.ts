@@ -69,6 +69,30 @@ forEachEngine('tracking batch rows', (h) => {
   }
 });
 
+forEachEngine('tracking batch without foreign-key checks', (h) => {
+  const a = useNotify(h);
+
+  test('a large batch is stored whole, and the checks are back on for every later statement, also after a failed batch', async () => {
+    const { store } = a().context;
+    const campaignId = await insertCampaign(store);
+    const send = await insertSend(a(), { campaignId, sentAt: 0 });
+    const rec = createTrackingRecorder({ store, log }, { intervalMs: 60_000 });
+    for (let i = 0; i < 700; i++) rec.record({ type: 'open', token: send.token, at: 10_000 + i, link_index: null, metadata: {}, method: 'GET', userAgent: BROWSER });
+    await rec.flush();
+    assert.equal((await eventsOf(store, send.id)).length, 700);
+    // a batch whose write fails (a duplicate batch id in the same store, as a replay finds it) leaves the checks on too
+    await assert.rejects(
+      store.dialect.writeTransaction(store.db, async (trx) => {
+        await trx.insertInto('notify_tracking_batches').values({ id: 'dup', events: 0, created_at: 1 }).execute();
+        await trx.insertInto('notify_tracking_batches').values({ id: 'dup', events: 0, created_at: 1 }).execute();
+      }, { referencesRead: true }),
+    );
+    if (h.engine !== 'sqlite') return; // PostgreSQL keeps no foreign keys on notify_events (migration 016)
+    const orphan = { type: 'open', send_id: 999_999, contact_id: null, campaign_id: null, link_index: null, metadata: '{}', is_machine: 0, machine_reason: null, created_at: 1 };
+    await assert.rejects(store.db.insertInto('notify_events').values(orphan).execute(), /FOREIGN KEY/);
+  });
+});
+
 /** A store that labels each event of a batch and keeps the labels instead of writing them. */
 function labellingStore() {
   const labels: (string | null)[] = [];
