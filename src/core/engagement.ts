@@ -54,22 +54,49 @@ const BOT =
 
 type Rule = (e: EngagementInput) => MachineReason | null;
 
+/** What the request alone tells (method and user agent): checked first, in this order. */
+const REQUEST_RULES: ((method: string, userAgent: string) => MachineReason | null)[] = [
+  (method) => (method === 'HEAD' ? 'head_request' : null),
+  (_, ua) => (ua.trim() === '' ? 'no_user_agent' : null),
+  (_, ua) => (APPLE_MPP.test(ua) ? 'apple_mail_privacy' : null),
+  (_, ua) => (GOOGLE_PROXY.test(ua) ? 'google_image_proxy' : null),
+  (_, ua) => (BOT.test(ua) ? 'bot_user_agent' : null),
+];
+
 const RULES: Rule[] = [
-  (e) => (e.method === 'HEAD' ? 'head_request' : null),
-  (e) => (e.userAgent.trim() === '' ? 'no_user_agent' : null),
-  (e) => (APPLE_MPP.test(e.userAgent) ? 'apple_mail_privacy' : null),
-  (e) => (GOOGLE_PROXY.test(e.userAgent) ? 'google_image_proxy' : null),
-  (e) => (BOT.test(e.userAgent) ? 'bot_user_agent' : null),
   (e) => (e.type === 'click' && e.sentAt !== null && e.at - e.sentAt < MIN_HUMAN_CLICK_DELAY_MS ? 'too_soon_after_delivery' : null),
   (e) => (e.type === 'click' && e.burst ? 'link_burst' : null),
 ];
 
-export function classifyEngagement(e: EngagementInput): EngagementLabel {
+/** The machine reason the request alone gives, or null: the same for every request with this method and user agent. */
+export function classifyRequest(method: string, userAgent: string): MachineReason | null {
+  for (const rule of REQUEST_RULES) {
+    const reason = rule(method, userAgent);
+    if (reason) return reason;
+  }
+  return null;
+}
+
+const HUMAN: EngagementLabel = Object.freeze({ isMachine: false, reason: null });
+const MACHINE = new Map<MachineReason, EngagementLabel>();
+const machine = (reason: MachineReason): EngagementLabel => {
+  let label = MACHINE.get(reason);
+  if (!label) MACHINE.set(reason, (label = Object.freeze({ isMachine: true, reason })));
+  return label;
+};
+
+/**
+ * `requestReason`: classifyRequest(e.method, e.userAgent), when the caller has it at hand (a
+ * batch's events mostly share a few user agents, and the user-agent rules are its costliest part).
+ * The label returned is shared and frozen.
+ */
+export function classifyEngagement(e: EngagementInput, requestReason: MachineReason | null = classifyRequest(e.method, e.userAgent)): EngagementLabel {
+  if (requestReason) return machine(requestReason);
   for (const rule of RULES) {
     const reason = rule(e);
-    if (reason) return { isMachine: true, reason };
+    if (reason) return machine(reason);
   }
-  return { isMachine: false, reason: null };
+  return HUMAN;
 }
 
 export interface ClickPoint<K> {

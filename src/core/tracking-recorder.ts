@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from '../context.ts';
-import { classifyEngagement } from './engagement.ts';
+import { classifyEngagement, classifyRequest, type MachineReason } from './engagement.ts';
 import type { TrackedEvent } from './storage/tracking-batches.ts';
 
 export type { TrackedEvent } from './storage/tracking-batches.ts';
@@ -61,8 +61,9 @@ export function createTrackingRecorder(ctx: Pick<Context, 'store' | 'log'>, opts
   let inDoubt: { id: string; size: number } | null = null;
   let prunedAt = Number.NEGATIVE_INFINITY;
 
+  const requests = requestReasons();
   const label = (e: TrackedEvent, send: { sent_at: number | null }, hints: { burst: boolean }) =>
-    classifyEngagement({ type: e.type, method: e.method, userAgent: e.userAgent, at: e.at, sentAt: send.sent_at, burst: hints.burst });
+    classifyEngagement({ type: e.type, method: e.method, userAgent: e.userAgent, at: e.at, sentAt: send.sent_at, burst: hints.burst }, requests(e.method, e.userAgent));
 
   /** writes one batch; a connection error puts it back for a retry, any other error drops it */
   async function writeBatch(batch: TrackedEvent[], id: string): Promise<void> {
@@ -157,5 +158,30 @@ export function createTrackingRecorder(ctx: Pick<Context, 'store' | 'log'>, opts
     get stats() {
       return { buffered: buffer.length, written, dropped };
     },
+  };
+}
+
+/** distinct user agents remembered; past this the memory starts over */
+const KNOWN_REQUESTS = 1000;
+const LONGEST_KEPT = 512;
+
+/**
+ * classifyRequest, remembered per method and user agent: a batch's thousands of events come from a
+ * few mail clients and proxies, and matching a browser's user agent against the bot patterns
+ * costs more than the rest of the event's labelling.
+ */
+function requestReasons(): (method: string, userAgent: string) => MachineReason | null {
+  const known = new Map<string, MachineReason | null>();
+  return (method, userAgent) => {
+    // a header value holds no newline; an odd long one is not kept (the memory stays small)
+    if (userAgent.length > LONGEST_KEPT) return classifyRequest(method, userAgent);
+    const key = method === 'GET' ? userAgent : `${method}\n${userAgent}`;
+    let reason = known.get(key);
+    if (reason === undefined) {
+      if (known.size >= KNOWN_REQUESTS) known.clear();
+      reason = classifyRequest(method, userAgent);
+      known.set(key, reason);
+    }
+    return reason;
   };
 }

@@ -29,7 +29,7 @@ export function createTrackingFastPath(ctx: Context, recorder: TrackingRecorder,
       if (!isWellFormedToken(token)) return false;
       recorder.record(openEvent(ctx, tracked(req, token)));
       res.writeHead(200, GIF_HEADERS);
-      res.end(PIXEL_GIF);
+      res.end(GIF_BODY);
       return true;
     }
     if (url.startsWith(CLICK_PREFIX)) {
@@ -58,4 +58,6 @@ export function createTrackingFastPath(ctx: Context, recorder: TrackingRecorder,
 }
 
 const ignore = () => {};
+// a Buffer: the socket would wrap a plain Uint8Array in a new one for every response
+const GIF_BODY = Buffer.from(PIXEL_GIF);
 const first = (v: string | string[] | undefined): string => (Array.isArray(v) ? v[0] : v) ?? '';

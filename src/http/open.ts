@@ -6,10 +6,11 @@ import { openEvent } from './tracking-events.ts';
 /** 1x1 GIF89a, 43 bytes, its only pixel transparent (graphic control extension). */
 export const PIXEL_GIF = Uint8Array.from(Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64'));
 
+/** Lower case, as node:http compares names: nothing to fold per response. */
 export const GIF_HEADERS = {
-  'Content-Type': 'image/gif',
-  'Content-Length': String(PIXEL_GIF.byteLength),
-  'Cache-Control': 'no-store',
+  'content-type': 'image/gif',
+  'content-length': String(PIXEL_GIF.byteLength),
+  'cache-control': 'no-store',
 };
 
 /**

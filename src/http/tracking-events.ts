@@ -30,6 +30,6 @@ export function clickEvent(ctx: Pick<Context, 'clock' | 'config'>, r: TrackingRe
 /**
  * The 302 to a click's destination, with an empty body: no-referrer, so the destination learns
  * nothing of the webmail page. The same header set on both paths (a Response with a '' body would
- * otherwise gain text/plain and no length).
+ * otherwise gain text/plain and no length). Names in lower case, as node:http compares them.
  */
-export const redirectHeaders = (url: string) => ({ Location: url, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': '0' });
+export const redirectHeaders = (url: string) => ({ location: url, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'content-type': 'text/plain; charset=utf-8', 'content-length': '0' });

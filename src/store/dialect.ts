@@ -33,6 +33,16 @@ export interface FixedRun {
   parameters: readonly unknown[];
 }
 
+export interface WriteTransactionOptions {
+  /**
+   * Every row the transaction's inserts reference was read in it, under its lock: the engine may
+   * skip its foreign-key checks. SQLite turns them off around the transaction, which expires the
+   * connection's prepared statements (each is prepared again on its next run): worth it for a
+   * large batch of inserts only. PostgreSQL ignores it.
+   */
+  referencesRead?: boolean;
+}
+
 /** updateRows changes a row only while this column holds this value */
 export interface RowGuard {
   column: string;
@@ -81,7 +91,7 @@ export interface StoreDialect {
    * writes: SQLite takes the database's write lock up front (BEGIN IMMEDIATE); PostgreSQL locks
    * rows as `fn` reads them (lockForUpdate) or tables (lockTable).
    */
-  writeTransaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T>;
+  writeTransaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>, opts?: WriteTransactionOptions): Promise<T>;
   /** locks a whole table until the transaction ends, against writers that are not row-locked */
   lockTable(trx: Kysely<Database>, table: string): Promise<void>;
   /** the selected rows stay locked for this transaction; rows another claim holds are skipped */
@@ -100,6 +110,14 @@ export interface StoreDialect {
    * JSON parameter (jsonRows).
    */
   insertRows(trx: Kysely<Database>, table: string, columns: readonly JsonRowColumn[], rows: readonly Record<string, unknown>[]): Promise<void>;
+  /**
+   * The rows of `table` whose unique `key` column holds one of `keys` (given once each), as arrays
+   * of the `columns` values in that order (bigint columns as numbers), locked for this transaction
+   * as lockForUpdate locks them, in id order: on SQLite one prepared SELECT run per key on the
+   * connection `trx` holds (the write lock covers them), on PostgreSQL one SELECT ... FOR NO KEY
+   * UPDATE per thousand keys, bound as ONE JSON parameter.
+   */
+  lockRowsByKey(trx: Kysely<Database>, table: string, key: string, columns: readonly string[], keys: readonly string[]): Promise<unknown[][]>;
   /**
    * Updates many rows, each by its `key` column and with its own values, only where the table's
    * `guard.column` still equals `guard.value` (compare-and-set); returns how many changed. The

@@ -121,6 +121,15 @@ const queries = {
     if (rows.length === 0) return;
     await sql`insert into ${sql.table(table)} (${sql.raw(columns.map((c) => c.name).join(', '))}) ${jsonRows(JSON.stringify(rows), columns)}`.execute(trx);
   },
+  async lockRowsByKey(trx, table, key, columns, keys) {
+    const rows: unknown[][] = [];
+    // NO KEY UPDATE, as lockForUpdate; in id order, so concurrent writers wait instead of deadlocking
+    for (let i = 0; i < keys.length; i += 1000) {
+      const r = await sql<Record<string, unknown>>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where ${sql.ref(key)} in (select jsonb_array_elements_text(${JSON.stringify(keys.slice(i, i + 1000))}::jsonb)) order by id for no key update`.execute(trx);
+      for (const row of r.rows) rows.push(columns.map((c) => row[c]));
+    }
+    return rows;
+  },
   async updateRows(trx, table, key, columns, rows, guard) {
     if (rows.length === 0) return 0;
     const set = columns.map((c) => `${c.name} = x.${c.name}`).join(', ');

@@ -5,8 +5,9 @@ import { type Expression, Kysely, type SqlBool, sql } from 'kysely';
 import type { JsonMemberConditions, StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 import { MigrationLockingSqliteDialect } from './migration-lock.ts';
-import { fixedWriter, rowInserter, rowUpdater } from './prepared-writes.ts';
+import { fixedWriter, keyedReader, rowInserter, rowUpdater } from './prepared-writes.ts';
 import { cachingStatements } from './statement-cache.ts';
+import { writeTransactions } from './transactions.ts';
 
 interface Shared {
   db: Kysely<Database>;
@@ -51,6 +52,7 @@ export function createSqliteDialect(url: string): StoreDialect {
   const { db } = shared;
   const handle = shared;
   const insertRows = rowInserter(shared.sqlite);
+  const lockRowsByKey = keyedReader(shared.sqlite);
   const updateRows = rowUpdater(shared.sqlite);
   const writeFixed = fixedWriter(shared.sqlite);
   let closed = false;
@@ -58,7 +60,9 @@ export function createSqliteDialect(url: string): StoreDialect {
     kind: 'sqlite',
     db,
     ...queries,
+    writeTransaction: writeTransactions(shared.sqlite),
     insertRows,
+    lockRowsByKey,
     updateRows,
     writeFixed,
     async prepare() {},
@@ -82,19 +86,6 @@ export function createSqliteDialect(url: string): StoreDialect {
 const queries = {
   columns: { id: 'integer', pk: (c) => c.primaryKey().autoIncrement(), ref: 'integer', ts: 'integer', json: 'text', bool: 'integer' },
   migrationTableSchema: async () => undefined,
-  /** BEGIN IMMEDIATE takes the write lock first, so another process cannot slip in between our read and write. */
-  writeTransaction: (db, fn) =>
-    db.connection().execute(async (conn) => {
-      await sql`begin immediate`.execute(conn);
-      try {
-        const result = await fn(conn);
-        await sql`commit`.execute(conn);
-        return result;
-      } catch (err) {
-        await sql`rollback`.execute(conn).catch(() => {});
-        throw err;
-      }
-    }),
   // One writer at a time holds the whole database (a claim's single UPDATE, a writeTransaction): no lock to add.
   lockTable: async () => {},
   lockForClaim: (query) => query,
