@@ -5,7 +5,6 @@ import { addDelta, type CounterDeltas } from '../../core/storage/counters.ts';
 import type { Database } from '../schema.ts';
 import type { RecentClicks } from './recent-clicks.ts';
 
-export { type BatchNotes, createRecentClicks, type RecentClicks } from './recent-clicks.ts';
 
 interface BurstSend {
   id: number;

@@ -6,7 +6,8 @@ import type { OutboundEvent } from '../../core/storage/outbound.ts';
 import { engagementData, type Outbox, TRACKED_TYPES } from '../outbox.ts';
 import type { Database } from '../schema.ts';
 import { createCountersRepo } from './counters.ts';
-import { type BatchNotes, createRecentClicks, findBursts, relabelBursts, type RecentClicks } from './link-bursts.ts';
+import { findBursts, relabelBursts } from './link-bursts.ts';
+import { type BatchNotes, createRecentClicks, type RecentClicks } from './recent-clicks.ts';
 
 type SendRow = SendRef & { token: string } & Record<FirstColumn, number | null>;
 type FirstColumn = 'opened_at' | 'human_opened_at' | 'clicked_at' | 'human_clicked_at';
