@@ -46,7 +46,12 @@ export class SmtpPool {
 
   #acquire(): Promise<SmtpSession> {
     if (this.#closed) return Promise.reject(closedError());
-    const idle = this.#idle.pop();
+    let idle = this.#idle.pop();
+    while (idle?.broken) {
+      this.#count--;
+      this.#quit(idle);
+      idle = this.#idle.pop();
+    }
     if (idle) {
       idle.busy();
       return Promise.resolve(idle);

@@ -65,6 +65,11 @@ export class ReplyReader {
     return this.#failed;
   }
 
+  /** replies read that nobody asked for yet (between transactions: the server spoke unasked) */
+  get unread(): number {
+    return this.#ready.length;
+  }
+
   /** read from another socket from now on (after STARTTLS); what was read before is forgotten */
   switchTo(socket: Socket): void {
     this.#detach(this.socket);

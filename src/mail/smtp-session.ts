@@ -65,12 +65,13 @@ export class SmtpSession {
   #watch(socket: net.Socket): void {
     socket.on('close', () => this.#break());
     socket.on('timeout', this.#onTimeout);
-    // errors reach the reply reader while it reads; later ones (after destroy) have no one to tell
-    socket.on('error', () => {});
+    // a failed write does not always close the socket (node 20): the error alone breaks the session
+    socket.on('error', () => this.#break());
   }
 
+  /** also when the server spoke between transactions (a 421 before closing): the next reply would be out of step */
   get broken(): boolean {
-    return this.#broken;
+    return this.#broken || this.reader.unread > 0 || this.reader.failed !== undefined;
   }
 
   /** connects and says hello; a failure before the session is ready closes the connection */
