@@ -42,11 +42,15 @@ describeEachEngine('as deployed: SMTP over STARTTLS with AUTH', (engine) => {
     url.password = 'wrong';
     d.writeConfig('notify.config.json', { ...d.defaults(), mailer: url.href, smtpName: 'mail.news.example' });
     const id = (await d.cli(['campaigns:create', '--subject', 'Refused', '--text', 'x', '--list', 'readers'])).trim().split('\n')[0];
-    assert.match(await d.cli(['notify:send-campaign', id]), /sent 0, failed 3/);
+    const run = await d.run(['notify:send-campaign', id]);
+    assert.equal(run.code, 1, 'a run in which every send failed exits non-zero');
+    assert.match(run.stdout, /sent 0, failed 3/);
+    assert.match(run.stderr, /answered AUTH with 535 5\.7\.8 authentication failed \(sendId: \d+, transient: false\)/);
     const rows = await queryRows<{ status: string; error: string }>(d.database, 'select status, error from notify_sends where campaign_id = ?', [Number(id)]);
     assert.deepEqual(
       rows.map((r) => r.status),
       ['failed', 'failed', 'failed'],
+      'failed at once, not deferred',
     );
     for (const r of rows) assert.match(r.error, /535 5\.7\.8 authentication failed/);
     assert.equal(d.sink.messages.length, before);
