@@ -35,7 +35,7 @@ export function createSmtpMailer(url: string, opts: { smtpName?: string } = {}):
   return {
     name: 'smtp',
     async send(m) {
-      const envelope = envelopeOf(m);
+      const envelope = checkedEnvelope(envelopeOf(m));
       const smtpUtf8 = needsSmtpUtf8(envelope.from) || envelope.to.some(needsSmtpUtf8);
       const messageId = m.messageId ?? (m.raw || m.rawParts ? undefined : `<${randomBytes(12).toString('hex')}@${domainOf(envelope.from)}>`);
       const parts = m.rawParts ?? [m.raw ?? composeMime({ from: m.from, to: m.to, cc: m.cc, subject: m.subject, date: Date.now(), messageId: messageId!, headers: m.headers }, m.text, m.html)];
@@ -49,6 +49,15 @@ export function createSmtpMailer(url: string, opts: { smtpName?: string } = {}):
     },
     close: () => pool.close(),
   };
+}
+
+/** an address that would end its SMTP command early (CR, LF) or its brackets is refused, as is no recipient */
+function checkedEnvelope(e: { from: string; to: string[] }): { from: string; to: string[] } {
+  if (e.to.length === 0) throw new NotifyError('INVALID_INPUT', 'A message needs at least one recipient');
+  for (const address of [e.from, ...e.to]) {
+    if (/[\r\n<>\0]/.test(address)) throw new NotifyError('INVALID_EMAIL', `${JSON.stringify(address)} cannot be an SMTP envelope address`, { email: address });
+  }
+  return e;
 }
 
 function domainOf(address: string): string {

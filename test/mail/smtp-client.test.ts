@@ -326,6 +326,21 @@ describe('PIPELINING, pool, timeouts', () => {
     assert.equal(s.received.length, 0);
   });
 
+  test('bad envelopes are refused before anything is sent: CR/LF or brackets in an address, no recipient', async () => {
+    const s = await server();
+    const m = mailer(`smtp://127.0.0.1:${s.port}`);
+    const cases: [Partial<OutgoingMessage>, 'INVALID_EMAIL' | 'INVALID_INPUT'][] = [
+      [{ to: ['a@example.com>\r\nRCPT TO:<b@example.com'] }, 'INVALID_EMAIL'],
+      [{ envelopeFrom: 'x@example.com\nDATA' }, 'INVALID_EMAIL'],
+      [{ to: [] }, 'INVALID_INPUT'],
+    ];
+    for (const [over, code] of cases) {
+      const f = await failure(m, msg(over));
+      assert.ok(isNotifyError(f.err, code), f.err.message);
+    }
+    assert.equal(s.connections(), 0);
+  });
+
   test('bad URL options are CONFIG_INVALID naming the option', () => {
     for (const [q, why] of [
       ['maxConnections=0', /maxConnections/],
