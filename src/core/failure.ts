@@ -12,7 +12,7 @@ export interface Failure {
   reason: string;
 }
 
-/** Node's and nodemailer's codes for a connection that could not be made or went away. */
+/** Node's codes, and the SMTP client's (nodemailer's names), for a connection that could not be made or went away. */
 const CONNECTION_CODES = new Set(['ECONNECTION', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ESOCKET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'EDNS']);
 /** Provider error names for "slow down" (AWS SES v1 `Throttling`, SESv2 and SDK exceptions). */
 const THROTTLING = new Set(['Throttling', 'ThrottlingException', 'TooManyRequestsException', 'TooManyRequests']);

@@ -171,8 +171,8 @@ function piecesOf(f: BodyFraming, variant: Variant, values: number, withHtml: bo
 }
 
 /**
- * The parts as one buffer, for a transport that needs the message in one piece (nodemailer's SMTP
- * connection handles a stream chunk by chunk, ~2 µs each: a list of ~250 would cost far more).
+ * The parts as one buffer, for a transport that needs the message in one piece (SES's API, a DKIM
+ * signer, a custom mailer reading `raw`; notify's SMTP client writes the parts as they are).
  * A recipient whose values have the lengths of the first one joined (a token, a signature and an
  * unsubscribe URL always do) is one copy of that body with their values written into it: one copy
  * of ~30 KB and a write per value occurrence instead of a copy per part.

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe } from 'node:test';
 import { cliEntry } from '../helpers/compiled-entry.ts';
 import { ENGINES, type Engine, freshDatabaseUrl } from '../helpers/engines.ts';
-import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
+import { type SinkOptions, type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 import { waitUntil } from '../reliability/helpers/processes.ts';
 import { dropDatabase } from './database.ts';
 
@@ -105,6 +105,8 @@ export interface DeploymentOptions {
   config?: Record<string, unknown> | false;
   /** the text of the working folder's .env file */
   envFile?: string;
+  /** how the SMTP sink is set up (STARTTLS, AUTH) */
+  sink?: SinkOptions;
 }
 
 /**
@@ -128,7 +130,7 @@ export class Deployment {
 
   static async open(engine: Engine, opts: DeploymentOptions = {}): Promise<Deployment> {
     const db = freshDatabaseUrl(engine);
-    const d = new Deployment(engine, db.url, db.cleanup, await startSmtpSink(), await freePort());
+    const d = new Deployment(engine, db.url, db.cleanup, await startSmtpSink(opts.sink), await freePort());
     if (opts.config !== false) d.writeConfig('notify.config.json', { ...d.defaults(), ...opts.config });
     if (opts.envFile !== undefined) writeFileSync(join(d.dir, '.env'), opts.envFile);
     return d;

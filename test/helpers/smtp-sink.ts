@@ -12,6 +12,20 @@ export interface SinkMessage {
   at: number;
   /** the client said SMTPUTF8 in MAIL FROM (RFC 6531) */
   smtpUtf8: boolean;
+  /** the message came over TLS (STARTTLS) */
+  secure: boolean;
+  /** the user the client authenticated as */
+  user?: string;
+}
+
+export interface SinkOptions {
+  parse?: boolean;
+  /** a server that does not offer SMTPUTF8 */
+  hideSmtpUtf8?: boolean;
+  /** offers STARTTLS with smtp-server's own self-signed certificate (the url says rejectUnauthorized=false) */
+  tls?: boolean;
+  /** requires AUTH (PLAIN or LOGIN) with these credentials (the url carries them) */
+  auth?: { user: string; pass: string };
 }
 
 export interface SmtpSink {
@@ -38,7 +52,7 @@ export interface SmtpSink {
 }
 
 /** A real SMTP server in-process: the dispatch path is exercised byte for byte, nothing leaves the machine. */
-export async function startSmtpSink(opts: { parse?: boolean; /** a server that does not offer SMTPUTF8 */ hideSmtpUtf8?: boolean } = {}): Promise<SmtpSink> {
+export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
   const messages: SinkMessage[] = [];
   const commands: string[] = [];
   const quiet = () => {};
@@ -57,9 +71,16 @@ export async function startSmtpSink(opts: { parse?: boolean; /** a server that d
   const waiters: { n: number; resolve: () => void }[] = [];
   const refusals = new Map<string, { left: number; reply: string }>();
   const attempts = new Map<string, number>();
+  const auth = opts.auth;
   const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    authOptional: !auth,
+    disabledCommands: [...(opts.tls ? [] : ['STARTTLS']), ...(auth ? [] : ['AUTH'])],
+    authMethods: ['PLAIN', 'LOGIN'],
+    allowInsecureAuth: !opts.tls,
+    onAuth(a, _session, callback) {
+      if (auth && a.username === auth.user && a.password === auth.pass) return callback(null, { user: a.username });
+      callback(smtpError('535 5.7.8 authentication failed'));
+    },
     logger: logger as never,
     size: 30 * 1024 * 1024,
     hideSMTPUTF8: opts.hideSmtpUtf8 === true,
@@ -89,6 +110,8 @@ export async function startSmtpSink(opts: { parse?: boolean; /** a server that d
           ehlo: session.hostNameAppearsAs,
           at,
           smtpUtf8: (session.envelope as { smtpUtf8?: boolean }).smtpUtf8 === true,
+          secure: session.secure,
+          user: session.user as string | undefined,
         });
         for (const w of waiters.filter((w) => messages.length >= w.n)) w.resolve();
         callback();
@@ -104,7 +127,7 @@ export async function startSmtpSink(opts: { parse?: boolean; /** a server that d
   const port = (server.server.address() as AddressInfo).port;
   return {
     port,
-    url: `smtp://127.0.0.1:${port}`,
+    url: `smtp://${auth ? `${encodeURIComponent(auth.user)}:${encodeURIComponent(auth.pass)}@` : ''}127.0.0.1:${port}${opts.tls ? '?rejectUnauthorized=false' : ''}`,
     messages,
     commands,
     waitFor(n, timeoutMs = 10_000) {

@@ -5,7 +5,7 @@ import type { Mailer, OutgoingMessage } from '../../src/mail/contract.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
 import { quiet, settlesTo } from '../helpers/handles.ts';
-import { customObject, type FarSide, logLines, outboxFolder, sesApi, smtpSink } from './far-sides.ts';
+import { customObject, type FarSide, logLines, outboxFolder, sesApi, smtpSink, smtpTlsAuthSink } from './far-sides.ts';
 
 /**
  * One contract for every mail transport. A transport joins by adding one line below: a function
@@ -13,6 +13,7 @@ import { customObject, type FarSide, logLines, outboxFolder, sesApi, smtpSink } 
  */
 const CASES: { name: string; make: () => Promise<FarSide> }[] = [
   { name: 'smtp', make: smtpSink },
+  { name: 'smtp over STARTTLS with AUTH', make: smtpTlsAuthSink },
   { name: 'outbox', make: outboxFolder },
   { name: 'log', make: logLines },
   { name: 'ses', make: sesApi },

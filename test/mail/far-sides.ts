@@ -6,7 +6,7 @@ import { simpleParser } from 'mailparser';
 import pino from 'pino';
 import type { Mailer, OutgoingMessage } from '../../src/mail/contract.ts';
 import { createMailer, type TransportDeps } from '../../src/mail/index.ts';
-import { startSmtpSink } from '../helpers/smtp-sink.ts';
+import { type SinkOptions, startSmtpSink } from '../helpers/smtp-sink.ts';
 
 /** What reached the far side of a transport for one message. */
 export interface Arrival {
@@ -34,11 +34,21 @@ const parsedSubject = async (raw: Buffer) => (await simpleParser(raw)).subject ?
 const build = (mailer: string | Mailer, deps: Omit<TransportDeps, 'log'> = {}, log = silent) => createMailer({ mailer, testMode: false }, log, deps);
 
 /** `smtp://` to the in-process SMTP sink; the sink refuses with 550. */
-export async function smtpSink(): Promise<FarSide> {
-  const sink = await startSmtpSink();
+export const smtpSink = (): Promise<FarSide> => smtpSinkWith({});
+
+/** the same over STARTTLS (a self-signed certificate) with AUTH, credentials from the URL */
+export const smtpTlsAuthSink = (): Promise<FarSide> => smtpSinkWith({ tls: true, auth: { user: 'sender@example.com', pass: 'pa:ss wörd' } });
+
+async function smtpSinkWith(options: SinkOptions): Promise<FarSide> {
+  const sink = await startSmtpSink(options);
   return {
     open: () => build(sink.url),
-    arrivals: async () => sink.messages.map((m) => ({ subject: m.parsed.subject ?? '', raw: m.raw, recipients: m.envelope.to })),
+    arrivals: async () =>
+      sink.messages.map((m) => {
+        // every arrival came the way the far side requires, or it is no arrival
+        if ((options.tls && !m.secure) || (options.auth && m.user !== options.auth.user)) throw new Error('a message arrived without TLS or AUTH');
+        return { subject: m.parsed.subject ?? '', raw: m.raw, recipients: m.envelope.to };
+      }),
     async refuse() {
       sink.failNext(Number.MAX_SAFE_INTEGER);
       return async () => sink.failNext(0);

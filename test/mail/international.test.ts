@@ -62,7 +62,7 @@ forEachEngine('international addresses', (h) => {
     const rec = await notify.send({ to: 'zoë@bücher.example', subject: 'Grüße', text: 'x' });
     assert.equal(rec.status, 'sent');
     const m = utf8Sink.messages.at(-1)!;
-    assert.deepEqual(utf8Sink.commands.slice(-2), ['MAIL FROM:<news@xn--bcher-kva.example> SMTPUTF8', 'RCPT TO:<zoë@xn--bcher-kva.example>']);
+    assert.deepEqual(utf8Sink.commands.slice(-2), ['MAIL FROM:<news@xn--bcher-kva.example> BODY=8BITMIME SMTPUTF8', 'RCPT TO:<zoë@xn--bcher-kva.example>']);
     assert.equal(m.smtpUtf8, true);
     assert.match(m.raw.toString('utf8'), /^To: zoë@xn--bcher-kva\.example\r$/m);
   });

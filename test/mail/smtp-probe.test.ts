@@ -63,7 +63,7 @@ test('bad servers: refused, silent, a 554 greeting, HELO only, closed mid-answer
   await assert.rejects(smtpExtensions({ host: '127.0.0.1', port: busy, secure: false }), /554/);
   const heloOnly = await raw((s) => {
     s.write('220 old.example\r\n');
-    s.on('data', (d) => s.write(String(d).startsWith('EHLO') ? '502 5.5.1 EHLO not implemented\r\n' : '221 bye\r\n'));
+    s.on('data', (d) => s.write(String(d).startsWith('EHLO') ? '502 5.5.1 EHLO not implemented\r\n' : String(d).startsWith('HELO') ? '250 old.example\r\n' : '221 bye\r\n'));
   });
   assert.deepEqual([...(await smtpExtensions({ host: '127.0.0.1', port: heloOnly, secure: false }))], []);
   const halfway = await raw((s) => {
