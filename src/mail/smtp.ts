@@ -12,9 +12,19 @@ export function addressOf(from: string): string {
   return (m ? m[1] : from).trim();
 }
 
-/** MAIL FROM and RCPT TO: every domain as punycode; a non-ASCII local part stays (SMTPUTF8). */
+/**
+ * MAIL FROM and RCPT TO: every domain as punycode and in lower case; the local part as given (a
+ * non-ASCII one needs SMTPUTF8). A domain's case means nothing, but per-domain accounting on the far
+ * side (and notify's own domainRates) compares it as text, as it does with nodemailer's envelopes.
+ */
 export function envelopeOf(m: OutgoingMessage): { from: string; to: string[] } {
-  return { from: asciiDomain(m.envelopeFrom ?? addressOf(m.from)), to: [...m.to, ...(m.cc ?? []), ...(m.bcc ?? [])].map(asciiDomain) };
+  return { from: envelopeAddress(m.envelopeFrom ?? addressOf(m.from)), to: [...m.to, ...(m.cc ?? []), ...(m.bcc ?? [])].map(envelopeAddress) };
+}
+
+function envelopeAddress(address: string): string {
+  const ascii = asciiDomain(address);
+  const at = ascii.lastIndexOf('@');
+  return at < 0 ? ascii : ascii.slice(0, at + 1) + ascii.slice(at + 1).toLowerCase();
 }
 
 /** query options of the URL, in milliseconds, with their defaults */

@@ -326,6 +326,15 @@ describe('PIPELINING, pool, timeouts', () => {
     assert.equal(s.received.length, 0);
   });
 
+  test('the envelope writes each domain in lower case, the local part as given', async () => {
+    const s = await server();
+    const m = mailer(`smtp://127.0.0.1:${s.port}`);
+    const sent = await m.send(msg({ envelopeFrom: 'Bounces@News.Example.COM', to: ['Reader0@Gmail.com', 'Ann@Example.ORG'] }));
+    assert.ok(sent);
+    assert.equal(s.received[0].from, 'Bounces@news.example.com');
+    assert.deepEqual(s.received[0].to, ['Reader0@gmail.com', 'Ann@example.org']);
+  });
+
   test('bad envelopes are refused before anything is sent: CR/LF or brackets in an address, no recipient', async () => {
     const s = await server();
     const m = mailer(`smtp://127.0.0.1:${s.port}`);
