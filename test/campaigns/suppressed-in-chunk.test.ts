@@ -53,8 +53,8 @@ async function sendAndCheck(w: Awaited<ReturnType<typeof world>>) {
     ['bob@example.com', 'suppressed', 0],
     ['cat@example.com', 'sent', 1],
   ]);
-  const stats = await w.notify.getCampaignStats(c.id);
-  assert.deepEqual([stats.total, stats.sent, stats.failed, stats.suppressed], [3, 2, 0, 1]);
+  const report = await w.notify.campaigns.getCampaignReport(c.id);
+  assert.deepEqual([report.stats.total, report.stats.sent, report.stats.failed, report.suppressed], [3, 2, 0, 1]);
   assert.equal((await w.notify.campaigns.get(c.id))?.status, 'sent');
   const again = await w.notify.campaigns.send(c.id);
   assert.equal(again.sent, 0);
