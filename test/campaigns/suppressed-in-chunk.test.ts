@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { Mailer } from '../../src/mail/contract.ts';
 import { createNotify, type CreateNotifyOptions, type Notify } from '../../src/notify.ts';
 import { createStore } from '../../src/store/index.ts';
 import { unsubscribingMailer } from '../drips/helpers.ts';
@@ -90,5 +91,42 @@ for (const engine of ENGINES) {
       const bob = await w.notify.contacts.get('bob@example.com');
       assert.deepEqual([bob?.status, bob?.lists], ['subscribed', ['other']], 'still subscribed, to the other list');
     });
+  });
+}
+
+for (const engine of ENGINES) {
+  describe(`other ways a contact leaves while their campaign send waits in the chunk [${engine}]`, () => {
+    for (const [how, leave] of [
+      ['erased', (n: Notify) => n.contacts.erase('bob@example.com')],
+      ['marked bounced through the API', (n: Notify) => n.contacts.upsert({ email: 'bob@example.com', status: 'bounced' })],
+      ['left the list through the API', (n: Notify) => n.contacts.unsubscribe('bob@example.com', 'news')],
+    ] as const) {
+      test(`${how}: not delivered, counted suppressed`, async (t) => {
+        const db = freshDatabaseUrl(engine);
+        const delivered: string[] = [];
+        const box: { notify?: Notify } = {};
+        const mailer: Mailer = {
+          name: 'leaving',
+          async send(m) {
+            delivered.push(m.to[0]);
+            if (m.to[0] === 'ann@example.com' && box.notify) await leave(box.notify);
+            return { messageId: `<${m.sendToken}@test>` };
+          },
+        };
+        const notify = await createNotify(testOptions(db.url, { throttleMs: 5, mailer }));
+        t.after(async () => {
+          await notify.close();
+          if (engine === 'postgres') await createStore(db.url).dialect.destroyData();
+          db.cleanup();
+        });
+        for (const email of PEOPLE) await notify.contacts.upsert({ email, lists: ['news'] });
+        const c = await notify.campaigns.create({ subject: 'News', text: 'Hi', list: 'news' });
+        box.notify = notify;
+        const r = await notify.campaigns.send(c.id);
+        assert.deepEqual([r.sent, r.failed, r.suppressed, r.done], [2, 0, 1, true]);
+        assert.deepEqual(delivered, ['ann@example.com', 'cat@example.com']);
+        assert.equal((await notify.campaigns.getCampaignReport(c.id)).suppressed, 1);
+      });
+    }
   });
 }
