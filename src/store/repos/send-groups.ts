@@ -33,11 +33,12 @@ const stillWanted = (send: string) =>
 
 /**
  * Sends about to start whose contact left meanwhile become `suppressed` (final, as the claim makes
- * a suppressed member's row) instead of `sending`: the same guards as the start, the same one
- * parameter of ids, run just before it in the same write.
+ * a suppressed member's row; a retry's time and last error cleared, as suppressWaiting clears
+ * them) instead of `sending`: the same guards as the start, the same one parameter of ids, run
+ * just before it in the same write.
  */
-const SUPPRESS_SQLITE = `update notify_sends set status = 'suppressed', updated_at = ? where id in (select value from json_each(?)) and +status = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('notify_sends')}) returning id`;
-const SUPPRESS_POSTGRES = `update notify_sends as s set status = 'suppressed', updated_at = ? where s.id = any(?::bigint[]) and s.status = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('s')} for share) returning s.id`;
+const SUPPRESS_SQLITE = `update notify_sends set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where id in (select value from json_each(?)) and +status = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('notify_sends')}) returning id`;
+const SUPPRESS_POSTGRES = `update notify_sends as s set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where s.id = any(?::bigint[]) and s.status = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('s')} for share) returning s.id`;
 
 /**
  * SQLite: the suppressed counter of the campaign moved by the rows SUPPRESS_SQLITE just changed
