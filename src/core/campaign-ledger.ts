@@ -11,7 +11,8 @@ import type { SendOutcome } from './storage/sends.ts';
  * - `start`: the sends a group of pool slots is about to hand to the mailer become `sending`
  *   (compare-and-set from `queued`; with the campaign row held, so a pause either comes first and
  *   nothing starts, or waits for them), together with the outcomes that came in meanwhile. A crash
- *   leaves in doubt only the `sending` rows: at most one per slot.
+ *   leaves in doubt only the `sending` rows: at most one per slot. A send whose contact left since
+ *   the claim is `suppressed` there instead (counted so) and not handed over.
  * - `record`: outcomes alone (the last of each slot), grouped over a few milliseconds.
  * A transient failure becomes `deferred` until its last allowed attempt (deferral.ts).
  */
@@ -20,6 +21,8 @@ export interface CampaignLedger {
   record(done: Delivered<DeliveryJob>[]): Promise<void>;
   /** the outcome as it is (or will be) recorded: a transient failure with attempts left is `deferred` */
   settled(outcome: SendOutcome): SendOutcome;
+  /** true when a `start` found the send's contact gone from the audience and made the row `suppressed` */
+  suppressedAtStart(sendId: number): boolean;
   /** true once a `start` found the campaign no longer `sending` (paused, cancelled elsewhere) */
   readonly lostHold: boolean;
 }
@@ -27,6 +30,7 @@ export interface CampaignLedger {
 export function campaignLedger(ctx: Pick<Context, 'store' | 'clock' | 'config'>, campaignId: number): CampaignLedger {
   /** attempt number of each send this run started, by send id */
   const attempts = new Map<number, number>();
+  const suppressed = new Set<number>();
   let lostHold = false;
   const settled = (o: SendOutcome, now = ctx.clock.now()) => settleOutcome(o, attempts.get(o.id) ?? 1, ctx.config, now);
 
@@ -42,15 +46,17 @@ export function campaignLedger(ctx: Pick<Context, 'store' | 'clock' | 'config'>,
 
   return {
     async start(starting, done) {
-      const marked = await write(starting, done);
+      const { started: marked, suppressed: left } = await write(starting, done);
+      for (const id of left) suppressed.add(id);
       // none started: another run took them, or the campaign is no longer sending (then stop)
-      if (marked.length === 0 && (await ctx.store.campaigns.statusOf(campaignId)) !== 'sending') lostHold = true;
+      if (marked.length === 0 && left.length === 0 && (await ctx.store.campaigns.statusOf(campaignId)) !== 'sending') lostHold = true;
       for (const r of marked) attempts.set(r.id, r.attempts);
       const ids = new Set(marked.map((r) => r.id));
       return starting.filter((j) => ids.has(j.send.id));
     },
     record: async (done) => void (await write([], done)),
     settled: (o) => settled(o),
+    suppressedAtStart: (id) => suppressed.has(id),
     get lostHold() {
       return lostHold;
     },

@@ -75,7 +75,11 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
     const send = async (rows: SendRecord[], contacts: Map<number, RecipientContact>) => {
       budget -= rows.length;
       const outcomes = await delivery.send(rows.map((row) => ({ message, send: row, contact: contacts.get(row.contact_id!) })));
-      const unstarted = rows.filter((_, i) => outcomes[i] === undefined).map((r) => r.id);
+      // a send whose contact left since the claim is final (suppressed) and, as at the claim, not spent from the batch
+      const left = rows.filter((r) => ledger.suppressedAtStart(r.id)).length;
+      result.suppressed += left;
+      budget += left;
+      const unstarted = rows.filter((r, i) => outcomes[i] === undefined && !ledger.suppressedAtStart(r.id)).map((r) => r.id);
       if (unstarted.length > 0) await release(ctx, campaignId, unstarted);
       for (const o of outcomes) if (o) result[ledger.settled(o).status]++;
       report();

@@ -55,18 +55,20 @@ export async function dripWorld(engine: Engine, extra: CreateNotifyOptions = {})
 
 /**
  * A mailer that accepts every message and, while it has the one to `when`, unsubscribes `who`
- * through the one-click POST (the world is set once the notify using it exists).
+ * through the one-click POST (the world is set once the notify using it exists); with `via`, the
+ * link of that earlier send of theirs (`?s=`: under unsubscribeScope 'list', its campaign's list).
  */
-export function unsubscribingMailer(world: { w?: DripWorld }, when: string, who: string): { mailer: Mailer; sent: OutgoingMessage[] } {
+export function unsubscribingMailer(world: { w?: Pick<DripWorld, 'notify'> }, when: string, who: string, via?: () => Promise<string>): { mailer: Mailer; sent: OutgoingMessage[] } {
   const sent: OutgoingMessage[] = [];
   const mailer: Mailer = {
     name: 'unsubscribing',
     async send(message) {
       sent.push(message);
-      if (message.to[0] === when) {
+      if (message.to[0] === when && world.w) {
         const { notify } = world.w!;
         const contact = (await notify.contacts.get(who))!;
-        const res = await notify.fetch(new Request(`http://x/notify/unsubscribe/${contact.unsubscribe_token}`, { method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) }));
+        const query = via ? `?s=${await via()}` : '';
+        const res = await notify.fetch(new Request(`http://x/notify/unsubscribe/${contact.unsubscribe_token}${query}`, { method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) }));
         assert.equal(res.status, 200);
       }
       return { messageId: `<${message.sendToken}@test>` };

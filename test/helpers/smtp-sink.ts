@@ -48,6 +48,11 @@ export interface SmtpSink {
   failFor(address: string, count: number, reply?: string): void;
   /** RCPT TO attempts per address, refused ones included */
   attempts: Map<string, number>;
+  /**
+   * holds the answer to the next message for `address` (its DATA received, the client waiting)
+   * until release(): `reached` resolves once it arrived (what happens while a send is in flight)
+   */
+  holdFor(address: string): { reached: Promise<void>; release(): void };
   close(): Promise<void>;
 }
 
@@ -71,6 +76,7 @@ export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
   const waiters: { n: number; resolve: () => void }[] = [];
   const refusals = new Map<string, { left: number; reply: string }>();
   const attempts = new Map<string, number>();
+  const holds = new Map<string, { arrived(): void; gate: Promise<void> }>();
   const auth = opts.auth;
   const server = new SMTPServer({
     authOptional: !auth,
@@ -114,6 +120,13 @@ export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
           user: session.user as string | undefined,
         });
         for (const w of waiters.filter((w) => messages.length >= w.n)) w.resolve();
+        for (const r of session.envelope.rcptTo) {
+          const hold = holds.get(r.address.toLowerCase());
+          if (!hold) continue;
+          holds.delete(r.address.toLowerCase());
+          hold.arrived();
+          await hold.gate;
+        }
         callback();
       });
     },
@@ -151,6 +164,15 @@ export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
       refusals.set(address.toLowerCase(), { left: count, reply });
     },
     attempts,
+    holdFor(address) {
+      let arrived!: () => void;
+      let release!: () => void;
+      const reached = new Promise<void>((r) => {
+        arrived = r;
+      });
+      holds.set(address.toLowerCase(), { arrived, gate: new Promise<void>((r) => (release = r)) });
+      return { reached, release };
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -72,7 +72,7 @@ forEachEngine('send outcomes and starts (fixed-shape statements)', (h) => {
     );
   });
 
-  const startOnly = (s: Store, campaignId: number, ids: number[], at: number) => s.campaigns.writeSendGroup(campaignId, { start: ids, outcomes: [], counts: {} }, at);
+  const startOnly = async (s: Store, campaignId: number, ids: number[], at: number) => (await s.campaigns.writeSendGroup(campaignId, { start: ids, outcomes: [], counts: {} }, at)).started;
 
   test('writeSendGroup starts only queued rows of a sending campaign, any number at once, and counts the attempt', async () => {
     const s = store();
@@ -109,7 +109,7 @@ forEachEngine('send outcomes and starts (fixed-shape statements)', (h) => {
     const { campaignId, ids } = await campaignWithSends(s, 6, 'sending');
     const [a, b, c, d, e, f] = ids;
     await startOnly(s, campaignId, [a, b, c], now);
-    const started = await s.campaigns.writeSendGroup(
+    const { started } = await s.campaigns.writeSendGroup(
       campaignId,
       {
         start: [d, e],
@@ -142,7 +142,7 @@ forEachEngine('send outcomes and starts (fixed-shape statements)', (h) => {
 
     await s.db.updateTable('notify_campaigns').set({ status: 'paused' }).where('id', '=', campaignId).execute();
     const late = await s.campaigns.writeSendGroup(campaignId, { start: [f], outcomes: [{ id: c, status: 'failed', error: '550 no' }], counts: { failed: 1 } }, now + 8);
-    assert.deepEqual(late, []);
+    assert.deepEqual(late, { started: [], suppressed: [] });
     assert.deepEqual(
       (await read(s, [c, f])).map((r) => [r.status, r.error]),
       [
@@ -153,6 +153,6 @@ forEachEngine('send outcomes and starts (fixed-shape statements)', (h) => {
     const counters = await s.counters.get(campaignId);
     assert.deepEqual([counters.sent, counters.failed], [1, 1]);
     // nothing to write: no statement, no change
-    assert.deepEqual(await s.campaigns.writeSendGroup(campaignId, { start: [], outcomes: [], counts: {} }, now + 9), []);
+    assert.deepEqual(await s.campaigns.writeSendGroup(campaignId, { start: [], outcomes: [], counts: {} }, now + 9), { started: [], suppressed: [] });
   });
 });

@@ -66,12 +66,14 @@ export interface CampaignsRepo {
    * become `sending` (attempts + 1; compare-and-set, just before the mailer gets them, and only
    * while the campaign is `sending`, its row held until the commit as holdSending holds it), the
    * `outcomes` are written on their rows still `sending` (a row reclaimed as interrupted keeps
-   * that), and `counts` are added to the campaign's counters. Returns the rows this call started
-   * with their attempt count; a row another run moved first, or that is gone, is not among them
-   * and must not be sent. Fixed statements whatever the group's size and mix, in a transaction of
-   * its own (not for use inside Store.transaction).
+   * that), and `counts` are added to the campaign's counters. A send of `start` whose contact is no
+   * longer subscribed (or left the campaign's list) since the claim becomes `suppressed` instead,
+   * counted so. Returns the rows this call started with their attempt count, and those it
+   * suppressed; a row another run moved first, or that is gone, is in neither and must not be sent.
+   * Fixed statements whatever the group's size and mix, in a transaction of its own (not for use
+   * inside Store.transaction).
    */
-  writeSendGroup(id: number, group: SendGroup, now: number): Promise<{ id: number; attempts: number }[]>;
+  writeSendGroup(id: number, group: SendGroup, now: number): Promise<SendGroupStarts>;
   /** the campaign's send rows `sending` (handed to the mailer) that were touched at or after `since` (a live run holds them) */
   countSending(id: number, since: number): Promise<number>;
   /**
@@ -80,6 +82,13 @@ export interface CampaignsRepo {
    * is `deferred` again. Returns how many it deleted.
    */
   releaseClaims(id: number, sendIds: number[]): Promise<number>;
+}
+
+/** What a group commit did with the sends it was to start (CampaignsRepo.writeSendGroup). */
+export interface SendGroupStarts {
+  started: { id: number; attempts: number }[];
+  /** send ids not started because their contact left since the claim (now `suppressed`) */
+  suppressed: number[];
 }
 
 /** What one group commit of a campaign run writes (CampaignsRepo.writeSendGroup). */
