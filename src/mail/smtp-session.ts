@@ -1,25 +1,7 @@
-import net from 'node:net';
-import os from 'node:os';
-import tls from 'node:tls';
+import type net from 'node:net';
 import { dataBody } from './dot-stuffing.ts';
-import { connectionError, type Reply, ReplyReader, replyText, SmtpError } from './smtp-reply.ts';
-
-export interface SmtpSessionOptions {
-  host: string;
-  port: number;
-  /** implicit TLS (smtps) */
-  secure: boolean;
-  /** EHLO name; default the machine's host name when it has a dot, else `[127.0.0.1]` as nodemailer says */
-  name?: string;
-  rejectUnauthorized?: boolean;
-  auth?: { user: string; pass: string };
-  /** TCP (and TLS) connect; default 30 s */
-  connectTimeoutMs?: number;
-  /** the server's 220 after connecting; default 30 s */
-  greetingTimeoutMs?: number;
-  /** silence while an answer is awaited; default 60 s */
-  commandTimeoutMs?: number;
-}
+import { connect, defaultName, type SmtpSessionOptions, startTls } from './smtp-connect.ts';
+import { type Reply, ReplyReader, replyText, SmtpError } from './smtp-reply.ts';
 
 export interface Envelope {
   from: string;
@@ -119,15 +101,7 @@ export class SmtpSession {
   }
 
   async #upgrade(): Promise<void> {
-    const plain = this.socket;
-    // the TLS socket reports the errors of the connection under it from here on
-    plain.on('error', () => {});
-    const secure = await new Promise<tls.TLSSocket>((resolve, reject) => {
-      const s = tls.connect({ socket: plain, servername: servername(this.o.host), rejectUnauthorized: this.o.rejectUnauthorized !== false }, () => resolve(s));
-      s.once('error', (err) => reject(connectionError(err, this.o.host)));
-    });
-    secure.setNoDelay(true);
-    plain.setTimeout(0);
+    const secure = await startTls(this.socket, this.o);
     this.#watch(secure);
     secure.setTimeout(this.#commandTimeout);
     this.socket = secure;
@@ -311,35 +285,4 @@ export class SmtpSession {
     this.#broken = true;
     this.onBroken?.();
   }
-}
-
-export function defaultName(): string {
-  const host = os.hostname();
-  return host.includes('.') ? host : '[127.0.0.1]';
-}
-
-const servername = (host: string) => (net.isIP(host) ? undefined : host);
-
-/** a TCP (or TLS for smtps) connection with Nagle's algorithm off: the end of DATA is a small write */
-function connect(o: SmtpSessionOptions): Promise<net.Socket> {
-  const ms = o.connectTimeoutMs ?? 30_000;
-  return new Promise((resolve, reject) => {
-    const socket = o.secure
-      ? tls.connect({ host: o.host, port: o.port, servername: servername(o.host), rejectUnauthorized: o.rejectUnauthorized !== false })
-      : net.connect({ host: o.host, port: o.port, noDelay: true });
-    socket.setNoDelay(true);
-    const fail = (err: Error) => {
-      clearTimeout(timer);
-      socket.destroy();
-      reject(err);
-    };
-    const onError = (err: Error) => fail(connectionError(err, o.host));
-    const timer = setTimeout(() => fail(new SmtpError(`SMTP connection to ${o.host}:${o.port} not made within ${ms} ms`, 'ETIMEDOUT')), ms);
-    socket.once('error', onError);
-    socket.once(o.secure ? 'secureConnect' : 'connect', () => {
-      clearTimeout(timer);
-      socket.off('error', onError);
-      resolve(socket);
-    });
-  });
 }
