@@ -1,22 +1,8 @@
 import type net from 'node:net';
 import { dataBody } from './dot-stuffing.ts';
+import { type Envelope, envelopeCommands, type Replies, type SentMessage, sortRecipients } from './smtp-envelope.ts';
 import { connect, defaultName, type SmtpSessionOptions, startTls } from './smtp-connect.ts';
 import { type Reply, ReplyReader, replyText, SmtpError } from './smtp-reply.ts';
-
-export interface Envelope {
-  from: string;
-  to: string[];
-}
-
-type Replies = (Reply | undefined)[] & { lost?: Error };
-
-export interface SentMessage {
-  accepted: string[];
-  /** recipients the server refused, with its reply (the message went to the others) */
-  rejected: { recipient: string; response: string }[];
-  /** the server's answer to the end of DATA */
-  response: string;
-}
 
 /**
  * One SMTP connection (RFC 5321): greeting, EHLO (HELO when EHLO is refused), STARTTLS when
@@ -127,10 +113,7 @@ export class SmtpSession {
    */
   async send(envelope: Envelope, parts: readonly Buffer[], smtpUtf8: boolean): Promise<SentMessage> {
     const body = dataBody(parts);
-    let params = '';
-    if ((body.eightBit || smtpUtf8) && this.extensions.has('8BITMIME')) params += ' BODY=8BITMIME';
-    if (smtpUtf8) params += ' SMTPUTF8';
-    const commands = [`MAIL FROM:<${envelope.from}>${params}`, ...envelope.to.map((to) => `RCPT TO:<${to}>`), 'DATA'];
+    const commands = envelopeCommands(envelope, body.eightBit, smtpUtf8, this.extensions);
     const replies = this.extensions.has('PIPELINING') ? await this.#pipelined(commands) : await this.#oneByOne(commands);
     // 421: the server is closing the connection (RFC 5321 3.8); it says why better than the close
     const closing = replies.findIndex((r) => r?.code === 421);
@@ -140,13 +123,7 @@ export class SmtpSession {
     }
     if (replies.lost) throw replies.lost;
     const mail = replies[0]!;
-    const accepted: string[] = [];
-    const rejected: { recipient: string; response: string; reply: Reply }[] = [];
-    envelope.to.forEach((to, i) => {
-      const r = replies[i + 1];
-      if (r && r.code >= 200 && r.code < 300) accepted.push(to);
-      else if (r) rejected.push({ recipient: to, response: replyText(r), reply: r });
-    });
+    const { accepted, rejected } = sortRecipients(envelope.to, replies);
     const data = replies[envelope.to.length + 1];
     if (mail.code !== 250) return this.#abandon(data, new SmtpError(`Mail command failed: ${replyText(mail)}`, 'EENVELOPE', mail, 'MAIL FROM'));
     if (accepted.length === 0) {
@@ -163,7 +140,6 @@ export class SmtpSession {
     return { accepted, rejected: rejected.map(({ recipient, response }) => ({ recipient, response })), response: replyText(end) };
   }
 
-  /** the replies in order; when the connection failed before the last, those read and the failure */
   async #pipelined(commands: string[]): Promise<Replies> {
     this.socket.write(`${commands.join('\r\n')}\r\n`);
     const replies: Replies = [];
