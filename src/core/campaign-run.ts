@@ -6,6 +6,7 @@ import { autoPauseIfBouncing } from './auto-pause.ts';
 import { watchRun } from './campaign-control.ts';
 import { cancelWaitingSends } from './campaign-lifecycle.ts';
 import { dryRun, specOf, startRun } from './campaign-start.ts';
+import type { PreparedMessage } from './dispatch.ts';
 import { minutes } from './clock.ts';
 import { campaignLedger, reclaimStale, release } from './campaign-ledger.ts';
 import { chunkSize, createDeliveryRun, type DeliveryJob } from './delivery.ts';
@@ -57,20 +58,29 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   const campaign = await startRun(ctx, found, result);
   if (!campaign) return withWaiting(ctx, result);
   const message = await ctx.dispatcher.prepare(`c${campaignId}`, specOf(campaign, ctx.config));
+  const stopped = await sendRun(ctx, campaign, message, result, opts);
+  result.remaining = await ctx.store.campaigns.countUnsent(campaign);
+  await withWaiting(ctx, result);
+  if (stopped) return stoppedDuringRun(ctx, campaignId, result);
+  if (result.remaining === 0 && result.waiting === 0 && (await ctx.store.campaigns.transition(campaignId, ['sending'], 'sent', {}, ctx.clock.now()))) {
+    result.done = true;
+    result.status = 'sent';
+  }
+  return result;
+}
 
-  const { batchSize } = ctx.config;
+/** sends what the run may (deferred and stale sends first, then the audience chunk by chunk); true when the campaign left `sending` or the run lost its hold meanwhile */
+async function sendRun(ctx: Context, campaign: Campaign, message: PreparedMessage, result: CampaignRunResult, opts: RunOptions): Promise<boolean> {
+  const campaignId = campaign.id;
   const chunk = chunkSize(ctx.config.throttleMs, opts.chunkSize);
-  let budget = batchSize;
-  let cursor = 0;
-  let scanned = 0;
-  const expected = opts.onProgress ? Math.min(batchSize, await ctx.store.campaigns.countUnsent(campaign)) : 0;
+  let budget = ctx.config.batchSize;
+  const expected = opts.onProgress ? Math.min(ctx.config.batchSize, await ctx.store.campaigns.countUnsent(campaign)) : 0;
   const report = () => opts.onProgress?.({ campaignId, expected, budget, sent: result.sent, failed: result.failed, suppressed: result.suppressed });
   report();
   const control = watchRun(ctx, campaignId);
   const ledger = campaignLedger(ctx, campaignId);
   try {
-    // Each send is marked `sending` as a pool slot takes it and its outcome written as it comes
-    // (campaign-ledger.ts); the next chunk's audience is read while this one is sent.
+    // Each send is marked `sending` as a pool slot takes it and its outcome written as it comes (campaign-ledger.ts)
     const delivery = createDeliveryRun<DeliveryJob>(ctx, { record: ledger.record, start: ledger.start, stop: () => control.stopped || ledger.lostHold });
     const send = async (rows: SendRecord[], contacts: Map<number, RecipientContact>) => {
       budget -= rows.length;
@@ -88,17 +98,7 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
       await send(rows, await ctx.store.contacts.recipients(rows.flatMap((r) => (r.contact_id === null ? [] : [r.contact_id]))));
       delivery.check();
     }
-    const nextMembers = (size: number) => (budget > 0 && scanned < batchSize * 20 ? ctx.store.campaigns.unsent(campaign, cursor, size) : Promise.resolve([]));
-    /** the next chunk read and claimed; undefined once there is none or the run must stop */
-    const nextChunk = async (size: number) => {
-      const members = await nextMembers(size);
-      if (members.length === 0 || control.stopped || ledger.lostHold || (await control.refresh()) || (await autoPauseIfBouncing(ctx, campaignId))) return undefined;
-      cursor = members[members.length - 1].id;
-      scanned += members.length;
-      const mine = await claim(ctx, campaign, members);
-      if (!mine) await control.refresh();
-      return mine && { members, mine };
-    };
+    const nextChunk = chunkReader(ctx, campaign, control, ledger, () => budget);
     // Unpaced, the next chunk is read and claimed (its rows `queued`: nothing in doubt) while this
     // one is sent, so the pool's slots do not wait for the claim's round trips and commit between
     // chunks. A paced or throttled run claims it after: what it holds queued stays one chunk, which
@@ -128,14 +128,25 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   } finally {
     control.close();
   }
-  result.remaining = await ctx.store.campaigns.countUnsent(campaign);
-  await withWaiting(ctx, result);
-  if (control.stopped || ledger.lostHold) return stoppedDuringRun(ctx, campaignId, result);
-  if (result.remaining === 0 && result.waiting === 0 && (await ctx.store.campaigns.transition(campaignId, ['sending'], 'sent', {}, ctx.clock.now()))) {
-    result.done = true;
-    result.status = 'sent';
-  }
-  return result;
+  return control.stopped || ledger.lostHold;
+}
+
+/** the next chunk of the audience read and claimed; undefined once there is none or the run must stop */
+function chunkReader(ctx: Context, campaign: Campaign, control: ReturnType<typeof watchRun>, ledger: ReturnType<typeof campaignLedger>, budget: () => number): (size: number) => Promise<{ members: RecipientContact[]; mine: SendRecord[] } | undefined> {
+  const { batchSize } = ctx.config;
+  const campaignId = campaign.id;
+  let cursor = 0;
+  let scanned = 0;
+  const nextMembers = (size: number) => (budget() > 0 && scanned < batchSize * 20 ? ctx.store.campaigns.unsent(campaign, cursor, size) : Promise.resolve([]));
+  return async (size: number) => {
+    const members = await nextMembers(size);
+    if (members.length === 0 || control.stopped || ledger.lostHold || (await control.refresh()) || (await autoPauseIfBouncing(ctx, campaignId))) return undefined;
+    cursor = members[members.length - 1].id;
+    scanned += members.length;
+    const mine = await claim(ctx, campaign, members);
+    if (!mine) await control.refresh();
+    return mine && { members, mine };
+  };
 }
 
 /** the campaign's sends not final yet (deferred, or claimed by a run still going) and their next try */
