@@ -1,5 +1,4 @@
 
-import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import { autoPauseIfBouncing } from './auto-pause.ts';
@@ -8,9 +7,10 @@ import { cancelWaitingSends } from './campaign-lifecycle.ts';
 import { dryRun, specOf, startRun } from './campaign-start.ts';
 import type { PreparedMessage } from './dispatch.ts';
 import { minutes } from './clock.ts';
+import { claim } from './campaign-claim.ts';
 import { campaignLedger, reclaimStale, release } from './campaign-ledger.ts';
 import { chunkSize, createDeliveryRun, type DeliveryJob } from './delivery.ts';
-import { type Campaign, type CampaignRunResult, isSuppressedStatus, type RecipientContact, type SendRecord } from './types.ts';
+import type { Campaign, CampaignRunResult, RecipientContact, SendRecord } from './types.ts';
 
 export interface RunProgress {
   campaignId: number;
@@ -172,36 +172,4 @@ async function giveBack(ctx: Context, campaignId: number, ahead: { mine: SendRec
   const queued = ahead.mine.filter((r) => r.status === 'queued').map((r) => r.id);
   result.suppressed += ahead.mine.length - queued.length;
   if (queued.length > 0) await release(ctx, campaignId, queued);
-}
-
-/** Creates this chunk's rows; only the ones this call inserted are ours to send. None once the campaign is paused or cancelled. */
-async function claim(ctx: Context, campaign: Campaign, members: RecipientContact[]): Promise<SendRecord[] | undefined> {
-  const tokens = newTokens(members.length);
-  const rows = members.map((m, i) => ({
-    token: tokens[i],
-    campaign_id: campaign.id,
-    contact_id: m.id,
-    to_email: m.email,
-    subject: campaign.subject,
-    status: isSuppressedStatus(m.status) ? ('suppressed' as const) : ('queued' as const),
-  }));
-  // The rows and the counters that count them commit together: a crash leaves both or neither.
-  // The counter upsert comes last, so its row lock is held only for the commit.
-  return ctx.store.transaction(async (tx) => {
-    if (!(await tx.campaigns.holdSending(campaign.id))) return undefined;
-    const mine = await tx.sends.claim(rows, ctx.clock.now());
-    if (mine.length > 0) {
-      const suppressed = mine.filter((r) => r.status === 'suppressed').length;
-      await tx.counters.add(new Map([[campaign.id, { total: mine.length, suppressed }]]));
-    }
-    return mine;
-  });
-}
-
-/** n send tokens from one random read (the same 128-bit base64url tokens as newToken(), without n syscalls). */
-function newTokens(n: number): string[] {
-  const bytes = randomBytes(16 * n);
-  const out = new Array<string>(n);
-  for (let i = 0; i < n; i++) out[i] = bytes.toString('base64url', 16 * i, 16 * i + 16);
-  return out;
 }
