@@ -1,15 +1,16 @@
 
-import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import { autoPauseIfBouncing } from './auto-pause.ts';
 import { watchRun } from './campaign-control.ts';
 import { cancelWaitingSends } from './campaign-lifecycle.ts';
 import { dryRun, specOf, startRun } from './campaign-start.ts';
+import type { PreparedMessage } from './dispatch.ts';
 import { minutes } from './clock.ts';
+import { claim } from './campaign-claim.ts';
 import { campaignLedger, reclaimStale, release } from './campaign-ledger.ts';
 import { chunkSize, createDeliveryRun, type DeliveryJob } from './delivery.ts';
-import { type Campaign, type CampaignRunResult, isSuppressedStatus, type RecipientContact, type SendRecord } from './types.ts';
+import type { Campaign, CampaignRunResult, RecipientContact, SendRecord } from './types.ts';
 
 export interface RunProgress {
   campaignId: number;
@@ -57,20 +58,29 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   const campaign = await startRun(ctx, found, result);
   if (!campaign) return withWaiting(ctx, result);
   const message = await ctx.dispatcher.prepare(`c${campaignId}`, specOf(campaign, ctx.config));
+  const stopped = await sendRun(ctx, campaign, message, result, opts);
+  result.remaining = await ctx.store.campaigns.countUnsent(campaign);
+  await withWaiting(ctx, result);
+  if (stopped) return stoppedDuringRun(ctx, campaignId, result);
+  if (result.remaining === 0 && result.waiting === 0 && (await ctx.store.campaigns.transition(campaignId, ['sending'], 'sent', {}, ctx.clock.now()))) {
+    result.done = true;
+    result.status = 'sent';
+  }
+  return result;
+}
 
-  const { batchSize } = ctx.config;
+/** sends what the run may (deferred and stale sends first, then the audience chunk by chunk); true when the campaign left `sending` or the run lost its hold meanwhile */
+async function sendRun(ctx: Context, campaign: Campaign, message: PreparedMessage, result: CampaignRunResult, opts: RunOptions): Promise<boolean> {
+  const campaignId = campaign.id;
   const chunk = chunkSize(ctx.config.throttleMs, opts.chunkSize);
-  let budget = batchSize;
-  let cursor = 0;
-  let scanned = 0;
-  const expected = opts.onProgress ? Math.min(batchSize, await ctx.store.campaigns.countUnsent(campaign)) : 0;
+  let budget = ctx.config.batchSize;
+  const expected = opts.onProgress ? Math.min(ctx.config.batchSize, await ctx.store.campaigns.countUnsent(campaign)) : 0;
   const report = () => opts.onProgress?.({ campaignId, expected, budget, sent: result.sent, failed: result.failed, suppressed: result.suppressed });
   report();
   const control = watchRun(ctx, campaignId);
   const ledger = campaignLedger(ctx, campaignId);
   try {
-    // Each send is marked `sending` as a pool slot takes it and its outcome written as it comes
-    // (campaign-ledger.ts); the next chunk's audience is read while this one is sent.
+    // Each send is marked `sending` as a pool slot takes it and its outcome written as it comes (campaign-ledger.ts)
     const delivery = createDeliveryRun<DeliveryJob>(ctx, { record: ledger.record, start: ledger.start, stop: () => control.stopped || ledger.lostHold });
     const send = async (rows: SendRecord[], contacts: Map<number, RecipientContact>) => {
       budget -= rows.length;
@@ -92,17 +102,7 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
       await send(rows, await ctx.store.contacts.recipients(rows.flatMap((r) => (r.contact_id === null ? [] : [r.contact_id]))));
       delivery.check();
     }
-    const nextMembers = (size: number) => (budget > 0 && scanned < batchSize * 20 ? ctx.store.campaigns.unsent(campaign, cursor, size) : Promise.resolve([]));
-    /** the next chunk read and claimed; undefined once there is none or the run must stop */
-    const nextChunk = async (size: number) => {
-      const members = await nextMembers(size);
-      if (members.length === 0 || control.stopped || ledger.lostHold || (await control.refresh()) || (await autoPauseIfBouncing(ctx, campaignId))) return undefined;
-      cursor = members[members.length - 1].id;
-      scanned += members.length;
-      const mine = await claim(ctx, campaign, members);
-      if (!mine) await control.refresh();
-      return mine && { members, mine };
-    };
+    const nextChunk = chunkReader(ctx, campaign, control, ledger, () => budget);
     // Unpaced, the next chunk is read and claimed (its rows `queued`: nothing in doubt) while this
     // one is sent, so the pool's slots do not wait for the claim's round trips and commit between
     // chunks. A paced or throttled run claims it after: what it holds queued stays one chunk, which
@@ -132,14 +132,25 @@ export async function runCampaign(ctx: Context, campaignId: number, opts: RunOpt
   } finally {
     control.close();
   }
-  result.remaining = await ctx.store.campaigns.countUnsent(campaign);
-  await withWaiting(ctx, result);
-  if (control.stopped || ledger.lostHold) return stoppedDuringRun(ctx, campaignId, result);
-  if (result.remaining === 0 && result.waiting === 0 && (await ctx.store.campaigns.transition(campaignId, ['sending'], 'sent', {}, ctx.clock.now()))) {
-    result.done = true;
-    result.status = 'sent';
-  }
-  return result;
+  return control.stopped || ledger.lostHold;
+}
+
+/** the next chunk of the audience read and claimed; undefined once there is none or the run must stop */
+function chunkReader(ctx: Context, campaign: Campaign, control: ReturnType<typeof watchRun>, ledger: ReturnType<typeof campaignLedger>, budget: () => number): (size: number) => Promise<{ members: RecipientContact[]; mine: SendRecord[] } | undefined> {
+  const { batchSize } = ctx.config;
+  const campaignId = campaign.id;
+  let cursor = 0;
+  let scanned = 0;
+  const nextMembers = (size: number) => (budget() > 0 && scanned < batchSize * 20 ? ctx.store.campaigns.unsent(campaign, cursor, size) : Promise.resolve([]));
+  return async (size: number) => {
+    const members = await nextMembers(size);
+    if (members.length === 0 || control.stopped || ledger.lostHold || (await control.refresh()) || (await autoPauseIfBouncing(ctx, campaignId))) return undefined;
+    cursor = members[members.length - 1].id;
+    scanned += members.length;
+    const mine = await claim(ctx, campaign, members);
+    if (!mine) await control.refresh();
+    return mine && { members, mine };
+  };
 }
 
 /** the campaign's sends not final yet (deferred, or claimed by a run still going) and their next try */
@@ -165,36 +176,4 @@ async function giveBack(ctx: Context, campaignId: number, ahead: { mine: SendRec
   const queued = ahead.mine.filter((r) => r.status === 'queued').map((r) => r.id);
   result.suppressed += ahead.mine.length - queued.length;
   if (queued.length > 0) await release(ctx, campaignId, queued);
-}
-
-/** Creates this chunk's rows; only the ones this call inserted are ours to send. None once the campaign is paused or cancelled. */
-async function claim(ctx: Context, campaign: Campaign, members: RecipientContact[]): Promise<SendRecord[] | undefined> {
-  const tokens = newTokens(members.length);
-  const rows = members.map((m, i) => ({
-    token: tokens[i],
-    campaign_id: campaign.id,
-    contact_id: m.id,
-    to_email: m.email,
-    subject: campaign.subject,
-    status: isSuppressedStatus(m.status) ? ('suppressed' as const) : ('queued' as const),
-  }));
-  // The rows and the counters that count them commit together: a crash leaves both or neither.
-  // The counter upsert comes last, so its row lock is held only for the commit.
-  return ctx.store.transaction(async (tx) => {
-    if (!(await tx.campaigns.holdSending(campaign.id))) return undefined;
-    const mine = await tx.sends.claim(rows, ctx.clock.now());
-    if (mine.length > 0) {
-      const suppressed = mine.filter((r) => r.status === 'suppressed').length;
-      await tx.counters.add(new Map([[campaign.id, { total: mine.length, suppressed }]]));
-    }
-    return mine;
-  });
-}
-
-/** n send tokens from one random read (the same 128-bit base64url tokens as newToken(), without n syscalls). */
-function newTokens(n: number): string[] {
-  const bytes = randomBytes(16 * n);
-  const out = new Array<string>(n);
-  for (let i = 0; i < n; i++) out[i] = bytes.toString('base64url', 16 * i, 16 * i + 16);
-  return out;
 }

@@ -83,6 +83,29 @@ function recipientsOf(job: DeliveryTarget): string[] {
   return [...(job.to ?? (job.contact ? [job.contact.email] : [])), ...(job.cc ?? []), ...(job.bcc ?? [])];
 }
 
+/** one group's outcomes recorded, or (with a `start` hook) its starts and outcomes written together; the starts granted join `granted` */
+async function writeGroup<J extends DeliveryJob>(opts: DeliveryOptions<J>, granted: Set<J>, items: (Delivered<J> | { job: J })[]): Promise<void> {
+  const done = items.filter((i): i is Delivered<J> => 'outcome' in i);
+  if (done.length === items.length || !opts.start) return opts.record(done);
+  for (const job of await opts.start(
+    items.filter((i) => !('outcome' in i)).map((i) => i.job),
+    done,
+  ))
+    granted.add(job);
+}
+
+/** the job's message (built now when it is a function) handed to the mailer; a message that cannot be built fails the send */
+async function deliverOne<J extends DeliveryJob>(dispatcher: Context['dispatcher'], job: J): Promise<SendOutcome> {
+  let message: PreparedMessage;
+  try {
+    message = typeof job.message === 'function' ? await job.message() : job.message;
+  } catch (err) {
+    const failure = classifyFailure(err);
+    return { id: job.send.id, status: 'failed', error: failure.reason, transient: failure.transient };
+  }
+  return dispatcher.deliver(message, job);
+}
+
 export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'config' | 'dispatcher' | 'pacer'>, opts: DeliveryOptions<J>): DeliveryRun<J> {
   const { throttleMs } = ctx.config;
   const { pacer } = ctx;
@@ -91,15 +114,9 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
   let starting = 0;
   let delivering = 0;
   let slots = 0;
-  const writer = createGroupWriter<Delivered<J> | { job: J }>(async (items) => {
+  const writer = createGroupWriter<Delivered<J> | { job: J }>((items) => {
     starting = 0;
-    const done = items.filter((i): i is Delivered<J> => 'outcome' in i);
-    if (done.length === items.length || !opts.start) return opts.record(done);
-    for (const job of await opts.start(
-      items.filter((i) => !('outcome' in i)).map((i) => i.job),
-      done,
-    ))
-      granted.add(job);
+    return writeGroup(opts, granted, items);
   }, GROUP_MS);
   /** true once the job is committed as started (at once without a `start` hook) */
   const begin = async (job: J): Promise<boolean> => {
@@ -116,17 +133,6 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
     if (--delivering === 0 && starting > 0) writer.flush().catch(() => {});
   };
   let started = false;
-
-  const deliverOne = async (job: J): Promise<SendOutcome> => {
-    let message: PreparedMessage;
-    try {
-      message = typeof job.message === 'function' ? await job.message() : job.message;
-    } catch (err) {
-      const failure = classifyFailure(err);
-      return { id: job.send.id, status: 'failed', error: failure.reason, transient: failure.transient };
-    }
-    return ctx.dispatcher.deliver(message, job);
-  };
 
   return {
     async send(jobs) {
@@ -146,7 +152,7 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
             continue;
           }
           delivering++;
-          const outcome = await deliverOne(jobs[i]).finally(delivered);
+          const outcome = await deliverOne(ctx.dispatcher, jobs[i]).finally(delivered);
           left?.();
           outcomes[i] = outcome;
           writer.add({ job: jobs[i], outcome });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from '../context.ts';
-import { classifyEngagement, classifyRequest, type MachineReason } from './engagement.ts';
+import { classifyEngagement } from './engagement.ts';
+import { requestReasons } from './request-reasons.ts';
 import type { TrackedEvent } from './storage/tracking-batches.ts';
 
 export type { TrackedEvent } from './storage/tracking-batches.ts';
@@ -43,145 +44,136 @@ const PRUNE_EVERY_MS = 3_600_000;
 const KEEP_BATCH_IDS_MS = 86_400_000;
 
 export function createTrackingRecorder(ctx: Pick<Context, 'store' | 'log'>, opts: TrackingRecorderOptions = {}): TrackingRecorder {
-  const intervalMs = opts.intervalMs ?? 100;
-  // Each commit writes every index page its rows touched, so bigger batches cost less per event:
-  // on SQLite 5,000 clicks per batch took 5-10% less CPU and 20-35% less wall time per event than
-  // 1,000 (loaded machine). Below 50,000 events a second the interval, not this, ends a batch.
-  const maxBatch = opts.maxBatch ?? 5000;
-  const maxBuffered = opts.maxBuffered ?? 200_000;
-  let buffer: TrackedEvent[] = [];
-  let running: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | null = null;
-  let closed = false;
-  let failures = 0;
-  let written = 0;
-  let dropped = 0;
-  const now = opts.now ?? Date.now;
-  // the batch at the head of the buffer whose write may have committed: retried as it was, same id
-  let inDoubt: { id: string; size: number } | null = null;
-  let prunedAt = Number.NEGATIVE_INFINITY;
+  return new GroupCommitRecorder(ctx, opts);
+}
 
-  const requests = requestReasons();
-  const label = (e: TrackedEvent, send: { sent_at: number | null }, hints: { burst: boolean }) =>
-    classifyEngagement({ type: e.type, method: e.method, userAgent: e.userAgent, at: e.at, sentAt: send.sent_at, burst: hints.burst }, requests(e.method, e.userAgent));
+class GroupCommitRecorder implements TrackingRecorder {
+  readonly #ctx: Pick<Context, 'store' | 'log'>;
+  readonly #intervalMs: number;
+  readonly #maxBatch: number;
+  readonly #maxBuffered: number;
+  readonly #now: () => number;
+  #buffer: TrackedEvent[] = [];
+  #running: Promise<void> | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  #closed = false;
+  #failures = 0;
+  #written = 0;
+  #dropped = 0;
+  // the batch at the head of the buffer whose write may have committed: retried as it was, same id
+  #inDoubt: { id: string; size: number } | null = null;
+  #prunedAt = Number.NEGATIVE_INFINITY;
+  readonly #label: (e: TrackedEvent, send: { sent_at: number | null }, hints: { burst: boolean }) => ReturnType<typeof classifyEngagement>;
+
+  constructor(ctx: Pick<Context, 'store' | 'log'>, opts: TrackingRecorderOptions) {
+    this.#ctx = ctx;
+    this.#intervalMs = opts.intervalMs ?? 100;
+    // Each commit writes every index page its rows touched, so bigger batches cost less per event:
+    // on SQLite 5,000 clicks per batch took 5-10% less CPU and 20-35% less wall time per event than
+    // 1,000 (loaded machine). Below 50,000 events a second the interval, not this, ends a batch.
+    this.#maxBatch = opts.maxBatch ?? 5000;
+    this.#maxBuffered = opts.maxBuffered ?? 200_000;
+    this.#now = opts.now ?? Date.now;
+    const requests = requestReasons();
+    this.#label = (e, send, hints) =>
+      classifyEngagement({ type: e.type, method: e.method, userAgent: e.userAgent, at: e.at, sentAt: send.sent_at, burst: hints.burst }, requests(e.method, e.userAgent));
+  }
+
+  record(event: TrackedEvent): void {
+    if (this.#closed || this.#buffer.length >= this.#maxBuffered) {
+      this.#dropped++;
+      if (this.#dropped === 1 || this.#dropped % 10_000 === 0) this.#ctx.log.error({ dropped: this.#dropped, closed: this.#closed }, 'tracking events dropped');
+      return;
+    }
+    this.#buffer.push(event);
+    if (this.#buffer.length >= this.#maxBatch && !this.#running) this.#kick().catch(() => {});
+    else this.#schedule(this.#intervalMs);
+  }
+
+  async flush(): Promise<void> {
+    if (this.#running) await this.#running.catch(() => {});
+    while (this.#buffer.length > 0) await this.#kick();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    // Counts what the last writes dropped as well as what is still buffered when they fail.
+    const before = this.#dropped;
+    try {
+      if (this.#running) await this.#running.catch(() => {});
+      if (this.#buffer.length > 0) await this.#kick();
+    } catch {
+      this.#dropped += this.#buffer.length;
+      this.#buffer = [];
+      this.#inDoubt = null;
+    }
+    if (this.#dropped > before) this.#ctx.log.error({ lost: this.#dropped - before }, 'tracking events lost on close');
+  }
+
+  get stats(): TrackingRecorder['stats'] {
+    return { buffered: this.#buffer.length, written: this.#written, dropped: this.#dropped };
+  }
 
   /** writes one batch; a connection error puts it back for a retry, any other error drops it */
-  async function writeBatch(batch: TrackedEvent[], id: string): Promise<void> {
+  async #writeBatch(batch: TrackedEvent[], id: string): Promise<void> {
+    const ctx = this.#ctx;
     try {
-      const r = await ctx.store.tracking.applyBatch(batch, label, id);
-      written += r.inserted;
-      failures = 0;
+      const r = await ctx.store.tracking.applyBatch(batch, this.#label, id);
+      this.#written += r.inserted;
+      this.#failures = 0;
     } catch (err) {
-      failures++;
-      if (ctx.store.dialect.isConnectionError(err) && !closed) {
-        buffer = batch.concat(buffer);
-        inDoubt = { id, size: batch.length };
-        ctx.log.warn({ err, buffered: buffer.length }, 'tracking events not written yet (database unreachable); will retry');
+      this.#failures++;
+      if (ctx.store.dialect.isConnectionError(err) && !this.#closed) {
+        this.#buffer = batch.concat(this.#buffer);
+        this.#inDoubt = { id, size: batch.length };
+        ctx.log.warn({ err, buffered: this.#buffer.length }, 'tracking events not written yet (database unreachable); will retry');
       } else {
-        dropped += batch.length;
+        this.#dropped += batch.length;
         ctx.log.error({ err, events: batch.length }, 'tracking events could not be written');
       }
       throw err;
     }
-    await pruneNowAndThen();
+    await this.#pruneNowAndThen();
   }
 
-  async function pruneNowAndThen(): Promise<void> {
-    const at = now();
-    if (at - prunedAt < PRUNE_EVERY_MS) return;
-    prunedAt = at;
+  async #pruneNowAndThen(): Promise<void> {
+    const at = this.#now();
+    if (at - this.#prunedAt < PRUNE_EVERY_MS) return;
+    this.#prunedAt = at;
     try {
-      await ctx.store.tracking.pruneBatches(at - KEEP_BATCH_IDS_MS);
+      await this.#ctx.store.tracking.pruneBatches(at - KEEP_BATCH_IDS_MS);
     } catch (err) {
-      ctx.log.warn({ err }, 'old tracking batch ids not pruned; will try again later');
+      this.#ctx.log.warn({ err }, 'old tracking batch ids not pruned; will try again later');
     }
   }
 
-  async function drain(): Promise<void> {
-    while (buffer.length > 0) {
-      const retry = inDoubt;
-      inDoubt = null;
-      const size = retry ? retry.size : maxBatch;
+  async #drain(): Promise<void> {
+    while (this.#buffer.length > 0) {
+      const retry = this.#inDoubt;
+      this.#inDoubt = null;
+      const size = retry ? retry.size : this.#maxBatch;
+      const buffer = this.#buffer;
       const batch = buffer.length <= size ? buffer : buffer.slice(0, size);
-      buffer = batch === buffer ? [] : buffer.slice(size);
-      await writeBatch(batch, retry ? retry.id : randomUUID());
+      this.#buffer = batch === buffer ? [] : buffer.slice(size);
+      await this.#writeBatch(batch, retry ? retry.id : randomUUID());
     }
   }
 
-  function kick(): Promise<void> {
-    if (timer) clearTimeout(timer);
-    timer = null;
-    running ??= drain().finally(() => {
-      running = null;
-      if (buffer.length > 0 && !closed) schedule(failures > 0 ? Math.min(5000, intervalMs * 2 ** failures) : 0);
+  #kick(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#running ??= this.#drain().finally(() => {
+      this.#running = null;
+      if (this.#buffer.length > 0 && !this.#closed) this.#schedule(this.#failures > 0 ? Math.min(5000, this.#intervalMs * 2 ** this.#failures) : 0);
     });
-    return running;
+    return this.#running;
   }
 
-  function schedule(delay: number): void {
-    if (timer || running) return;
-    timer = setTimeout(() => kick().catch(() => {}), delay);
-    timer.unref();
+  #schedule(delay: number): void {
+    if (this.#timer || this.#running) return;
+    this.#timer = setTimeout(() => this.#kick().catch(() => {}), delay);
+    this.#timer.unref();
   }
-
-  return {
-    record(event) {
-      if (closed || buffer.length >= maxBuffered) {
-        dropped++;
-        if (dropped === 1 || dropped % 10_000 === 0) ctx.log.error({ dropped, closed }, 'tracking events dropped');
-        return;
-      }
-      buffer.push(event);
-      if (buffer.length >= maxBatch && !running) kick().catch(() => {});
-      else schedule(intervalMs);
-    },
-    async flush() {
-      if (running) await running.catch(() => {});
-      while (buffer.length > 0) await kick();
-    },
-    async close() {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      timer = null;
-      // Counts what the last writes dropped as well as what is still buffered when they fail.
-      const before = dropped;
-      try {
-        if (running) await running.catch(() => {});
-        if (buffer.length > 0) await kick();
-      } catch {
-        dropped += buffer.length;
-        buffer = [];
-        inDoubt = null;
-      }
-      if (dropped > before) ctx.log.error({ lost: dropped - before }, 'tracking events lost on close');
-    },
-    get stats() {
-      return { buffered: buffer.length, written, dropped };
-    },
-  };
-}
-
-/** distinct user agents remembered; past this the memory starts over */
-const KNOWN_REQUESTS = 1000;
-const LONGEST_KEPT = 512;
-
-/**
- * classifyRequest, remembered per method and user agent: a batch's thousands of events come from a
- * few mail clients and proxies, and matching a browser's user agent against the bot patterns
- * costs more than the rest of the event's labelling.
- */
-function requestReasons(): (method: string, userAgent: string) => MachineReason | null {
-  const known = new Map<string, MachineReason | null>();
-  return (method, userAgent) => {
-    // a header value holds no newline; an odd long one is not kept (the memory stays small)
-    if (userAgent.length > LONGEST_KEPT) return classifyRequest(method, userAgent);
-    const key = method === 'GET' ? userAgent : `${method}\n${userAgent}`;
-    let reason = known.get(key);
-    if (reason === undefined) {
-      if (known.size >= KNOWN_REQUESTS) known.clear();
-      reason = classifyRequest(method, userAgent);
-      known.set(key, reason);
-    }
-    return reason;
-  };
 }

@@ -1,78 +1,18 @@
-import net from 'node:net';
-import os from 'node:os';
-import tls from 'node:tls';
 import { dataBody } from './dot-stuffing.ts';
-import { connectionError, type Reply, ReplyReader, replyText, SmtpError } from './smtp-reply.ts';
-
-export interface SmtpSessionOptions {
-  host: string;
-  port: number;
-  /** implicit TLS (smtps) */
-  secure: boolean;
-  /** EHLO name; default the machine's host name when it has a dot, else `[127.0.0.1]` as nodemailer says */
-  name?: string;
-  rejectUnauthorized?: boolean;
-  auth?: { user: string; pass: string };
-  /** TCP (and TLS) connect; default 30 s */
-  connectTimeoutMs?: number;
-  /** the server's 220 after connecting; default 30 s */
-  greetingTimeoutMs?: number;
-  /** silence while an answer is awaited; default 60 s */
-  commandTimeoutMs?: number;
-}
-
-export interface Envelope {
-  from: string;
-  to: string[];
-}
-
-type Replies = (Reply | undefined)[] & { lost?: Error };
-
-export interface SentMessage {
-  accepted: string[];
-  /** recipients the server refused, with its reply (the message went to the others) */
-  rejected: { recipient: string; response: string }[];
-  /** the server's answer to the end of DATA */
-  response: string;
-}
+import { type Envelope, envelopeCommands, type Replies, type SentMessage, sortRecipients } from './smtp-envelope.ts';
+import { connect, defaultName, type SmtpSessionOptions, startTls } from './smtp-connect.ts';
+import { SmtpExchange } from './smtp-exchange.ts';
+import { type Reply, ReplyReader, replyText, SmtpError } from './smtp-reply.ts';
 
 /**
  * One SMTP connection (RFC 5321): greeting, EHLO (HELO when EHLO is refused), STARTTLS when
  * offered (RFC 3207), AUTH PLAIN or LOGIN, then any number of mail transactions, one at a time.
- * A connection that failed in a way that leaves its state unknown (closed, timed out, 421, a
- * refused RSET) is `broken` and is never used again.
+ * The exchange of commands and replies, its timeouts and when it counts as broken are SmtpExchange's.
  */
-export class SmtpSession {
+export class SmtpSession extends SmtpExchange {
   /** upper-case extension keywords of the last EHLO answer, without their arguments */
   extensions = new Set<string>();
   #authMechanisms: string[] = [];
-  #broken = false;
-  #closed = false;
-  /** called once when the connection goes away or breaks */
-  onBroken: (() => void) | undefined;
-  /** what an answer is awaited to, for the timeout's message; undefined while idle in a pool */
-  #awaiting: string | undefined = 'greeting';
-
-  private constructor(
-    private socket: net.Socket,
-    private readonly reader: ReplyReader,
-    private readonly o: SmtpSessionOptions,
-  ) {
-    this.#watch(socket);
-  }
-
-  /** one listener each for the life of the socket (a timeout armed per read would add one per read) */
-  #watch(socket: net.Socket): void {
-    socket.on('close', () => this.#break());
-    socket.on('timeout', this.#onTimeout);
-    // a failed write does not always close the socket (node 20): the error alone breaks the session
-    socket.on('error', () => this.#break());
-  }
-
-  /** also when the server spoke between transactions (a 421 before closing): the next reply would be out of step */
-  get broken(): boolean {
-    return this.#broken || this.reader.unread > 0 || this.reader.failed !== undefined;
-  }
 
   /** connects and says hello; a failure before the session is ready closes the connection */
   static async open(o: SmtpSessionOptions): Promise<SmtpSession> {
@@ -89,13 +29,13 @@ export class SmtpSession {
 
   async #hello(): Promise<void> {
     this.socket.setTimeout(this.o.greetingTimeoutMs ?? 30_000);
-    const greeting = await this.#read('greeting');
-    if (greeting.code !== 220) throw this.#refused('greeting', greeting, 'EPROTOCOL');
+    const greeting = await this.read('greeting');
+    if (greeting.code !== 220) throw this.refused('greeting', greeting, 'EPROTOCOL');
     this.busy();
     await this.#ehlo();
     if (!this.o.secure && this.extensions.has('STARTTLS')) {
-      const reply = await this.#command('STARTTLS');
-      if (reply.code !== 220) throw this.#refused('STARTTLS', reply, 'ETLS');
+      const reply = await this.command('STARTTLS');
+      if (reply.code !== 220) throw this.refused('STARTTLS', reply, 'ETLS');
       await this.#upgrade();
       await this.#ehlo();
     }
@@ -104,7 +44,7 @@ export class SmtpSession {
 
   async #ehlo(): Promise<void> {
     const name = this.o.name || defaultName();
-    let reply = await this.#command(`EHLO ${name}`);
+    let reply = await this.command(`EHLO ${name}`);
     if (reply.code === 250) {
       this.extensions = new Set(reply.lines.slice(1).map((l) => l.split(' ')[0].toUpperCase()));
       const auth = reply.lines.find((l) => /^AUTH[ =]/i.test(l));
@@ -112,24 +52,16 @@ export class SmtpSession {
       return;
     }
     // an old server: HELO, and no extensions
-    reply = await this.#command(`HELO ${name}`);
-    if (reply.code !== 250) throw this.#refused('HELO', reply, 'EPROTOCOL');
+    reply = await this.command(`HELO ${name}`);
+    if (reply.code !== 250) throw this.refused('HELO', reply, 'EPROTOCOL');
     this.extensions = new Set();
     this.#authMechanisms = [];
   }
 
   async #upgrade(): Promise<void> {
-    const plain = this.socket;
-    // the TLS socket reports the errors of the connection under it from here on
-    plain.on('error', () => {});
-    const secure = await new Promise<tls.TLSSocket>((resolve, reject) => {
-      const s = tls.connect({ socket: plain, servername: servername(this.o.host), rejectUnauthorized: this.o.rejectUnauthorized !== false }, () => resolve(s));
-      s.once('error', (err) => reject(connectionError(err, this.o.host)));
-    });
-    secure.setNoDelay(true);
-    plain.setTimeout(0);
-    this.#watch(secure);
-    secure.setTimeout(this.#commandTimeout);
+    const secure = await startTls(this.socket, this.o);
+    this.watch(secure);
+    secure.setTimeout(this.commandTimeout);
     this.socket = secure;
     this.reader.switchTo(secure);
   }
@@ -139,11 +71,11 @@ export class SmtpSession {
     const mechs = this.#authMechanisms;
     let reply: Reply;
     if (!mechs.includes('PLAIN') && mechs.includes('LOGIN')) {
-      reply = await this.#command('AUTH LOGIN');
-      if (reply.code === 334) reply = await this.#command(b64(auth.user), 'AUTH LOGIN');
-      if (reply.code === 334) reply = await this.#command(b64(auth.pass), 'AUTH LOGIN');
-    } else reply = await this.#command(`AUTH PLAIN ${b64(`\0${auth.user}\0${auth.pass}`)}`, 'AUTH PLAIN');
-    if (reply.code !== 235) throw this.#refused('AUTH', reply, 'EAUTH');
+      reply = await this.command('AUTH LOGIN');
+      if (reply.code === 334) reply = await this.command(b64(auth.user), 'AUTH LOGIN');
+      if (reply.code === 334) reply = await this.command(b64(auth.pass), 'AUTH LOGIN');
+    } else reply = await this.command(`AUTH PLAIN ${b64(`\0${auth.user}\0${auth.pass}`)}`, 'AUTH PLAIN');
+    if (reply.code !== 235) throw this.refused('AUTH', reply, 'EAUTH');
   }
 
   /**
@@ -153,48 +85,38 @@ export class SmtpSession {
    */
   async send(envelope: Envelope, parts: readonly Buffer[], smtpUtf8: boolean): Promise<SentMessage> {
     const body = dataBody(parts);
-    let params = '';
-    if ((body.eightBit || smtpUtf8) && this.extensions.has('8BITMIME')) params += ' BODY=8BITMIME';
-    if (smtpUtf8) params += ' SMTPUTF8';
-    const commands = [`MAIL FROM:<${envelope.from}>${params}`, ...envelope.to.map((to) => `RCPT TO:<${to}>`), 'DATA'];
+    const commands = envelopeCommands(envelope, body.eightBit, smtpUtf8, this.extensions);
     const replies = this.extensions.has('PIPELINING') ? await this.#pipelined(commands) : await this.#oneByOne(commands);
     // 421: the server is closing the connection (RFC 5321 3.8); it says why better than the close
     const closing = replies.findIndex((r) => r?.code === 421);
     if (closing >= 0) {
-      this.#break();
+      this.markBroken();
       throw new SmtpError(`${commands[closing].split(':')[0]} failed: ${replyText(replies[closing]!)}`, 'EENVELOPE', replies[closing], commands[closing].split(':')[0]);
     }
     if (replies.lost) throw replies.lost;
     const mail = replies[0]!;
-    const accepted: string[] = [];
-    const rejected: { recipient: string; response: string; reply: Reply }[] = [];
-    envelope.to.forEach((to, i) => {
-      const r = replies[i + 1];
-      if (r && r.code >= 200 && r.code < 300) accepted.push(to);
-      else if (r) rejected.push({ recipient: to, response: replyText(r), reply: r });
-    });
+    const { accepted, rejected } = sortRecipients(envelope.to, replies);
     const data = replies[envelope.to.length + 1];
     if (mail.code !== 250) return this.#abandon(data, new SmtpError(`Mail command failed: ${replyText(mail)}`, 'EENVELOPE', mail, 'MAIL FROM'));
     if (accepted.length === 0) {
       const last = rejected.at(-1)!.reply;
       return this.#abandon(data, new SmtpError(`Can't send mail - all recipients were rejected: ${replyText(last)}`, 'EENVELOPE', last, 'RCPT TO'));
     }
-    if (data?.code !== 354) return this.#abandon(data, data ? this.#refused('DATA', data, 'EENVELOPE') : this.#lost('DATA'));
-    this.#write(body.buffers);
-    const end = await this.#read('the end of DATA');
+    if (data?.code !== 354) return this.#abandon(data, data ? this.refused('DATA', data, 'EENVELOPE') : this.lost('DATA'));
+    this.write(body.buffers);
+    const end = await this.read('the end of DATA');
     if (end.code !== 250) {
-      if (end.code === 421) this.#break();
+      if (end.code === 421) this.markBroken();
       throw new SmtpError(`Message failed: ${replyText(end)}`, 'EMESSAGE', end, 'DATA');
     }
     return { accepted, rejected: rejected.map(({ recipient, response }) => ({ recipient, response })), response: replyText(end) };
   }
 
-  /** the replies in order; when the connection failed before the last, those read and the failure */
   async #pipelined(commands: string[]): Promise<Replies> {
     this.socket.write(`${commands.join('\r\n')}\r\n`);
     const replies: Replies = [];
     try {
-      for (let i = 0; i < commands.length; i++) replies.push(await this.#read(commands[i].split(':')[0]));
+      for (let i = 0; i < commands.length; i++) replies.push(await this.read(commands[i].split(':')[0]));
     } catch (err) {
       replies.lost = err as Error;
     }
@@ -206,7 +128,7 @@ export class SmtpSession {
     const replies: Replies = [];
     const last = commands.length - 1;
     for (let i = 0; i < commands.length; i++) {
-      const reply = await this.#command(commands[i]);
+      const reply = await this.command(commands[i]);
       replies.push(reply);
       if ((i === 0 && reply.code !== 250) || reply.code === 421) break;
       // DATA only when some recipient was taken
@@ -218,128 +140,18 @@ export class SmtpSession {
   /** the transaction failed before the body: end it so the connection can carry the next one */
   async #abandon(data: Reply | undefined, err: SmtpError): Promise<never> {
     if (err.responseCode === 421) {
-      this.#break();
+      this.markBroken();
       throw err;
     }
     // a server that started DATA anyway gets an empty message it must refuse (no valid recipient)
     if (data?.code === 354) {
       this.socket.write('.\r\n');
-      await this.#read('the end of DATA').catch(() => this.#break());
+      await this.read('the end of DATA').catch(() => this.markBroken());
     }
-    if (!this.#broken) {
-      const reset = await this.#command('RSET').catch(() => undefined);
-      if (reset?.code !== 250) this.#break();
+    if (!this.hasBroken) {
+      const reset = await this.command('RSET').catch(() => undefined);
+      if (reset?.code !== 250) this.markBroken();
     }
     throw err;
   }
-
-  /** QUIT, then the connection closes; waits at most 1 s for the server's 221 */
-  async quit(): Promise<void> {
-    if (this.#closed) return;
-    if (!this.#broken) {
-      this.socket.write('QUIT\r\n');
-      const timer = setTimeout(() => this.destroy(), 1000);
-      await this.reader.next().catch(() => undefined);
-      clearTimeout(timer);
-    }
-    this.destroy();
-  }
-
-  destroy(): void {
-    this.#closed = true;
-    this.#break();
-    this.reader.stop();
-    this.socket.setTimeout(0);
-    this.socket.destroy();
-  }
-
-  /** in use: silence while an answer is awaited breaks the connection (the command timeout) */
-  busy(): void {
-    this.#awaiting = 'a command';
-    this.socket.setTimeout(this.#commandTimeout);
-  }
-
-  /** idle in a pool: the connection is closed (QUIT) after `ms` without traffic */
-  idle(ms: number): void {
-    this.#awaiting = undefined;
-    this.socket.setTimeout(ms);
-  }
-
-  readonly #onTimeout = (): void => {
-    if (this.#awaiting === undefined) {
-      void this.quit();
-      return;
-    }
-    const ms = this.socket.timeout;
-    this.reader.fail(new SmtpError(`SMTP server ${this.o.host}:${this.o.port} did not answer ${this.#awaiting} within ${ms} ms`, 'ETIMEDOUT'));
-    this.destroy();
-  };
-
-  get #commandTimeout(): number {
-    return this.o.commandTimeoutMs ?? 60_000;
-  }
-
-  async #command(line: string, what = line.split(' ')[0]): Promise<Reply> {
-    this.socket.write(`${line}\r\n`);
-    return this.#read(what);
-  }
-
-  #write(buffers: Buffer[]): void {
-    const s = this.socket;
-    s.cork();
-    for (let i = 0; i < buffers.length; i++) s.write(buffers[i]);
-    s.uncork();
-  }
-
-  /** the next reply (the socket's timeout, armed by busy(), bounds the wait) */
-  #read(what: string): Promise<Reply> {
-    this.#awaiting = what;
-    return this.reader.next();
-  }
-
-  #refused(what: string, reply: Reply, code: string): SmtpError {
-    if (reply.code === 421) this.#break();
-    return new SmtpError(`SMTP server ${this.o.host}:${this.o.port} answered ${what} with ${replyText(reply)}`, code, reply, what);
-  }
-
-  #lost(what: string): SmtpError {
-    return new SmtpError(`SMTP server ${this.o.host}:${this.o.port} gave no answer to ${what}`, 'EPROTOCOL');
-  }
-
-  #break(): void {
-    if (this.#broken) return;
-    this.#broken = true;
-    this.onBroken?.();
-  }
-}
-
-export function defaultName(): string {
-  const host = os.hostname();
-  return host.includes('.') ? host : '[127.0.0.1]';
-}
-
-const servername = (host: string) => (net.isIP(host) ? undefined : host);
-
-/** a TCP (or TLS for smtps) connection with Nagle's algorithm off: the end of DATA is a small write */
-function connect(o: SmtpSessionOptions): Promise<net.Socket> {
-  const ms = o.connectTimeoutMs ?? 30_000;
-  return new Promise((resolve, reject) => {
-    const socket = o.secure
-      ? tls.connect({ host: o.host, port: o.port, servername: servername(o.host), rejectUnauthorized: o.rejectUnauthorized !== false })
-      : net.connect({ host: o.host, port: o.port, noDelay: true });
-    socket.setNoDelay(true);
-    const fail = (err: Error) => {
-      clearTimeout(timer);
-      socket.destroy();
-      reject(err);
-    };
-    const onError = (err: Error) => fail(connectionError(err, o.host));
-    const timer = setTimeout(() => fail(new SmtpError(`SMTP connection to ${o.host}:${o.port} not made within ${ms} ms`, 'ETIMEDOUT')), ms);
-    socket.once('error', onError);
-    socket.once(o.secure ? 'secureConnect' : 'connect', () => {
-      clearTimeout(timer);
-      socket.off('error', onError);
-      resolve(socket);
-    });
-  });
 }

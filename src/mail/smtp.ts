@@ -4,7 +4,8 @@ import { asciiDomain, needsSmtpUtf8, smtpUtf8Required } from './address.ts';
 import type { Mailer, OutgoingMessage } from './contract.ts';
 import { composeMime } from './mime.ts';
 import { SmtpPool } from './smtp-pool.ts';
-import { SmtpSession, type SmtpSessionOptions } from './smtp-session.ts';
+import type { SmtpSessionOptions } from './smtp-connect.ts';
+import { SmtpSession } from './smtp-session.ts';
 
 /** The bare address of a formatted From value (`"News" <news@example.com>` -> `news@example.com`). */
 export function addressOf(from: string): string {

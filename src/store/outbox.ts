@@ -43,11 +43,12 @@ const COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text', b
 /** The id receivers dedupe on: random, so two processes never make the same one. */
 export const newEventId = () => `evt_${randomBytes(16).toString('base64url')}`;
 
+const none = async () => {};
+/** no endpoints and no listeners: nothing to write, a tracking batch's events inserted alone */
+const NO_OUTBOX: Outbox = { wants: () => false, listens: () => false, tracking: false, trackingStart: async () => undefined, writeTracking: none, insertTracked: (trx, insert) => insert.execute(trx).then(none), write: none, publish: () => {} };
+
 export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDialect, 'jsonRows'>): Outbox {
-  if (!sink) {
-    const none = async () => {};
-    return { wants: () => false, listens: () => false, tracking: false, trackingStart: async () => undefined, writeTracking: none, insertTracked: (trx, insert) => insert.execute(trx).then(none), write: none, publish: () => {} };
-  }
+  if (!sink) return NO_OUTBOX;
   const tracking = trackingEndpoints(sink);
   // A batch whose endpoint takes clicks is due once later clicks could still relabel them (LABELS_SETTLE_MS).
   const batchEndpoints = (now: number) => {
@@ -83,26 +84,29 @@ export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDia
         from (${batchEndpoints(now)}) as x, (select min(id) as lo, max(id) as hi from e) as m
         where m.hi is not null`.execute(trx);
     },
-    async write(trx, events, now) {
-      const rows = events.flatMap((event) => {
-        const endpoints = sink.endpointsFor(event.type);
-        if (endpoints.length === 0) return [];
-        const id = newEventId();
-        const body = JSON.stringify({ id, type: event.type, created_at: new Date(now).toISOString(), data: event.data });
-        return endpoints.map((endpoint) => ({ event_id: id, endpoint, type: event.type, body, status: 'pending', attempts: 0, next_attempt_at: now, created_at: now, updated_at: now }));
-      });
-      // One JSON parameter a statement, as the tracking batch's events: a tracking flush writes up to
-      // a thousand of these, and a multi-row INSERT of that many bind parameters costs more to build
-      // and prepare on the pixel server's own thread than to run.
-      const names = sql.raw(COLUMNS.map((c) => c.name).join(', '));
-      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-        await sql`insert into notify_outbound_events (${names}) ${dialect.jsonRows(JSON.stringify(rows.slice(i, i + ROWS_PER_INSERT)), COLUMNS)}`.execute(trx);
-      }
-    },
+    write: (trx, events, now) => writeEvents(trx, sink, dialect, events, now),
     publish(events) {
       if (events.length > 0) sink.publish(events);
     },
   };
+}
+
+/** one row per event and endpoint that takes it, in the caller's transaction */
+async function writeEvents(trx: Kysely<Database>, sink: EventSink, dialect: Pick<StoreDialect, 'jsonRows'>, events: OutboundEvent[], now: number): Promise<void> {
+  const rows = events.flatMap((event) => {
+    const endpoints = sink.endpointsFor(event.type);
+    if (endpoints.length === 0) return [];
+    const id = newEventId();
+    const body = JSON.stringify({ id, type: event.type, created_at: new Date(now).toISOString(), data: event.data });
+    return endpoints.map((endpoint) => ({ event_id: id, endpoint, type: event.type, body, status: 'pending', attempts: 0, next_attempt_at: now, created_at: now, updated_at: now }));
+  });
+  // One JSON parameter a statement, as the tracking batch's events: a tracking flush writes up to
+  // a thousand of these, and a multi-row INSERT of that many bind parameters costs more to build
+  // and prepare on the pixel server's own thread than to run.
+  const names = sql.raw(COLUMNS.map((c) => c.name).join(', '));
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    await sql`insert into notify_outbound_events (${names}) ${dialect.jsonRows(JSON.stringify(rows.slice(i, i + ROWS_PER_INSERT)), COLUMNS)}`.execute(trx);
+  }
 }
 
 /**
