@@ -56,7 +56,7 @@ export const TARGETS = {
   // of src/core/ is in exactly one target of the group `core` (test/mutation-targets.test.ts checks it).
   // Each holds 390 to 950 mutants, so that a long run keeps what it finished when it is interrupted.
   'core-campaigns': { mutate: ['src/core/{campaigns,campaign-input,campaign-lifecycle,campaign-start,campaign-control,campaign-status,auto-pause}.ts'], tests: CAMPAIGN_TESTS },
-  'core-campaign-run': { mutate: ['src/core/{campaign-run,campaign-ledger,campaign-preview,campaign-test-send,deferral}.ts'], tests: CAMPAIGN_TESTS },
+  'core-campaign-run': { mutate: ['src/core/{campaign-run,campaign-claim,campaign-ledger,campaign-preview,campaign-test-send,deferral}.ts'], tests: CAMPAIGN_TESTS },
   'core-delivery': { mutate: ['src/core/{send,delivery,dispatch,group-writer,outbound-delivery,pacer,clock,next-wake}.ts'], tests: DELIVERY_TESTS },
   'core-message': { mutate: ['src/core/{mailer,headers,header-limits,list-headers,failure,message-input,email}.ts'], tests: DELIVERY_TESTS },
   'core-audience': {
@@ -65,7 +65,7 @@ export const TARGETS = {
   },
   'core-import-capture': { mutate: ['src/core/{import,import-columns,csv,export,capture,capture-fields,optin,optin-mail}.ts'], tests: AUDIENCE_TESTS },
   'core-tracking': {
-    mutate: ['src/core/{tokens,tracking-recorder,tracking-stats,click-resolver,click-window,link-refs,engagement,events,stats,timeline}.ts'],
+    mutate: ['src/core/{tokens,tracking-recorder,request-reasons,tracking-stats,click-resolver,click-window,link-refs,engagement,events,stats,timeline}.ts'],
     tests: ['test/http', 'test/stats', 'test/render', 'test/core', 'test/admin', 'test/send', 'test/triggers', 'test/bounces'],
   },
   'core-storage': { mutate: ['src/core/storage/*.ts', 'src/core/types.ts'], tests: ['test/store', 'test/core', 'test/http', 'test/send', 'test/drips'] },
