@@ -15,8 +15,8 @@ export function addressOf(from: string): string {
 
 /**
  * MAIL FROM and RCPT TO: every domain as punycode and in lower case; the local part as given (a
- * non-ASCII one needs SMTPUTF8). A domain's case means nothing, but per-domain accounting on the far
- * side (and notify's own domainRates) compares it as text, as it does with nodemailer's envelopes.
+ * non-ASCII one needs SMTPUTF8). A domain's case means nothing, but what reads the envelope on the
+ * far side (per-domain accounting, logs, tests) may compare it as text; nodemailer lower-cased it too.
  */
 export function envelopeOf(m: OutgoingMessage): { from: string; to: string[] } {
   return { from: envelopeAddress(m.envelopeFrom ?? addressOf(m.from)), to: [...m.to, ...(m.cc ?? []), ...(m.bcc ?? [])].map(envelopeAddress) };
