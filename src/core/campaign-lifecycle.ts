@@ -86,11 +86,21 @@ export function parseSendAt(value: unknown, now: number): number {
   if (value instanceof Date) ms = value.getTime();
   else if (typeof value === 'string' && ISO_ZONED.test(value.trim())) ms = Date.parse(value.trim().replace(' ', 'T'));
   else if (typeof value === 'string' && ISO_LOCAL.test(value.trim())) ms = Date.parse(`${value.trim().replace(' ', 'T')}Z`);
-  if (!Number.isFinite(ms)) {
+  if (!Number.isFinite(ms) || (typeof value === 'string' && !realCalendarTime(value.trim()))) {
     throw new NotifyError('INVALID_INPUT', `sendAt must be a Date or an ISO 8601 time such as 2026-05-01T09:00:00Z (got ${JSON.stringify(value instanceof Date ? 'Invalid Date' : value)})`, { field: 'sendAt' });
   }
   if (ms < now) throw new NotifyError('INVALID_INPUT', `sendAt ${new Date(ms).toISOString()} is in the past (now ${new Date(now).toISOString()})`, { field: 'sendAt' });
   return ms;
+}
+
+/**
+ * Date.parse rolls a day the month does not have over into the next month (2026-02-30 is 2 March)
+ * and takes hour 24 as the next day's midnight: such a time is a typo, not the one meant.
+ */
+function realCalendarTime(text: string): boolean {
+  const [, y, mo, d, h] = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2})/.exec(text) ?? [];
+  const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
+  return day.getUTCFullYear() === Number(y) && day.getUTCMonth() === Number(mo) - 1 && day.getUTCDate() === Number(d) && Number(h) < 24;
 }
 
 export function checkStatus(value: unknown): CampaignStatus | undefined {

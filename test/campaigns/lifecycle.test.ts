@@ -54,7 +54,9 @@ forEachEngine('campaign lifecycle', (h) => {
   test('sendAt: in the past, unparseable or not a time is INVALID_INPUT; a time without an offset is UTC', async () => {
     const c = await notify.campaigns.create({ subject: 'When', text: 'x', list: 'news' });
     const now = clock.now();
-    for (const bad of [new Date(now - 1000).toISOString(), 'tomorrow', '2026-13-45T00:00:00Z', '', '1714550400', new Date(Number.NaN)]) {
+    // days a month does not have (Date.parse rolls 2026-02-30 over to 2 March), hour 24, a week date
+    const impossible = ['2026-02-30T09:00:00Z', '2026-04-31T10:00', '2026-06-31T10:00:00+02:00', '2026-05-01T24:00:00Z', '2026-W18-5T09:00Z'];
+    for (const bad of [new Date(now - 1000).toISOString(), 'tomorrow', '2026-13-45T00:00:00Z', '', '1714550400', new Date(Number.NaN), ...impossible]) {
       await assert.rejects(notify.campaigns.schedule(c.id, bad as string), (e) => isNotifyError(e, 'INVALID_INPUT') && /sendAt/.test(e.message), String(bad));
     }
     assert.equal((await notify.campaigns.get(c.id))?.status, 'draft', 'nothing changed');
