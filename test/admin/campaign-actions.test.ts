@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { manualClock } from '../../src/core/clock.ts';
+import type { Mailer, OutgoingMessage } from '../../src/core/mailer.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
 import { call } from '../helpers/http.ts';
 
@@ -9,7 +10,15 @@ const T0 = Date.UTC(2026, 0, 1, 9, 0);
 const auth = `Basic ${Buffer.from(`admin:${TOKEN}`).toString('base64')}`;
 
 forEachEngine('admin campaign actions', (h) => {
-  const notify = useNotify(h, { adminToken: TOKEN, clock: manualClock(T0) });
+  const mail: OutgoingMessage[] = [];
+  const mailer: Mailer = {
+    name: 'capture',
+    async send(m) {
+      mail.push(m);
+      return { messageId: m.messageId };
+    },
+  };
+  const notify = useNotify(h, { adminToken: TOKEN, clock: manualClock(T0), mailer });
   let id = 0;
   let cookie = '';
   let csrf = '';
@@ -73,6 +82,51 @@ forEachEngine('admin campaign actions', (h) => {
     const page = await (await call(notify(), `/notify/admin/campaigns/${id}?done=resume`, { headers: { authorization: auth, cookie } })).text();
     assert.match(page, /id="notice">Resumed/);
     assert.match(page, /id="send-at">2026-01-01 10:00 UTC/);
+  });
+
+  test('with the token: test-send delivers a copy and counts nothing; cancel is final; bad recipients and unknown ids change nothing', async () => {
+    const c = await notify().campaigns.create({ subject: 'Cancel from the page', text: 'Hello', list: 'news' });
+    const at = (action: string, form: Record<string, string>, campaign: number | string = c.id) =>
+      call(notify(), `/notify/admin/campaigns/${campaign}/${action}`, {
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded', cookie },
+        body: new URLSearchParams({ csrf, ...form }),
+      });
+    const sentBefore = mail.length;
+    const copy = await at('test', { to: 'editor@example.com, second@example.com' });
+    assert.equal(copy.status, 303);
+    assert.equal(copy.headers.get('location'), `/notify/admin/campaigns/${c.id}?done=test-2`);
+    assert.deepEqual(
+      mail.slice(sentBefore).map((m) => [m.to[0], m.subject]),
+      [
+        ['editor@example.com', 'Cancel from the page'],
+        ['second@example.com', 'Cancel from the page'],
+      ],
+    );
+    assert.deepEqual(await notify().campaigns.getCampaignStats(c.id), { total: 0, sent: 0, failed: 0, opened: 0, clicked: 0 });
+
+    const badCopy = await at('test', { to: 'not an address' });
+    assert.equal(badCopy.status, 422);
+    assert.match(await badCopy.text(), /id="action-error">/);
+    const noOne = await at('test', { to: '' });
+    assert.equal(noOne.status, 422);
+    assert.equal(mail.length, sentBefore + 2, 'no copy for a refused test-send');
+
+    const unknown = await at('cancel', {}, 999_999);
+    assert.equal(unknown.status, 404);
+    const unknownAction = await at('delete', {});
+    assert.equal(unknownAction.status, 404);
+    assert.equal((await notify().campaigns.get(c.id))?.status, 'draft', 'an unknown action changes nothing');
+
+    const cancelled = await at('cancel', {});
+    assert.equal(cancelled.status, 303);
+    assert.equal((await notify().campaigns.get(c.id))?.status, 'cancelled');
+    const again = await at('resume', {});
+    assert.equal(again.status, 409);
+    assert.match(await again.text(), /id="action-error">Cannot resume campaign \d+: it is cancelled/);
+    const late = await at('schedule', { sendAt: new Date(T0 + 3_600_000).toISOString() });
+    assert.equal(late.status, 409);
+    assert.equal((await notify().campaigns.get(c.id))?.status, 'cancelled', 'cancel is final');
   });
 
   test("auto-pause's reason is on the campaign page", async () => {

@@ -28,7 +28,8 @@ forEachEngine('auto-pause', (h) => {
     const store = notify.context.store;
     await notify.lists.create({ name: 'a' });
     await notify.lists.create({ name: 'b' });
-    for (const list of ['a', 'b']) {
+    await notify.lists.create({ name: 'c' });
+    for (const list of ['a', 'b', 'c']) {
       const listId = (await store.lists.byName(list))!.id;
       const rows = Array.from({ length: 300 }, (_, i) => ({ email: `${list}${i}@example.com`, email_key: `${list}${i}@example.com`, status: 'subscribed', unsubscribe_token: `${list}tok${String(i).padStart(19, '0')}`, attributes: '{}', created_at: now, updated_at: now }));
       const ids = await store.db.insertInto('notify_contacts').values(rows).returning('id').execute();
@@ -52,6 +53,22 @@ forEachEngine('auto-pause', (h) => {
     assert.deepEqual(await notify.campaigns.audience(c.id), { count: 50 }, 'the 50 not reached yet stay unsent');
     const resumed = await notify.campaigns.resume(c.id);
     assert.equal(resumed.status_reason, null, 'resume clears the reason');
+  });
+
+  test('under 200 sends no share pauses: 50 bounces in the first 150 sends (33%) and the campaign goes on to the end', async () => {
+    const small = await createNotify(testOptions(h.url, { autoPauseBounceRate: 0.05, batchSize: 150 }));
+    try {
+      const c = await small.campaigns.create({ subject: 'Young list', text: 'x', list: 'c' });
+      assert.equal((await small.campaigns.send(c.id)).sent, 150);
+      await bounce(small, c.id, 50);
+      const r = await small.campaigns.send(c.id);
+      assert.equal(r.sent, 150);
+      const after = await small.campaigns.get(c.id);
+      assert.equal(after?.status, 'sent');
+      assert.equal(after?.status_reason, null);
+    } finally {
+      await small.close();
+    }
   });
 
   test('at or under the rate (12 in 250: 4.8%) the campaign goes on', async () => {
