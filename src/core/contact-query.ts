@@ -31,6 +31,7 @@ const MAX_SEARCH = 200;
 
 /** A page of contacts in id order (keyset: each page costs the same however deep). */
 export async function listContacts(ctx: Pick<Context, 'store'>, query: ContactListQuery): Promise<ContactPage> {
+  checkQuery(query);
   const limit = query.limit ?? PAGE_DEFAULT;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > PAGE_MAX) throw new NotifyError('INVALID_INPUT', `limit must be a whole number from 1 to ${PAGE_MAX}`, { field: 'limit' });
   const filter = await contactFilter(ctx, query);
@@ -41,9 +42,14 @@ export async function listContacts(ctx: Pick<Context, 'store'>, query: ContactLi
   return { contacts, next: rows.length > limit ? encodeCursor(contacts[contacts.length - 1].id) : null };
 }
 
+/** null, a list name or an array where the query object belongs: refused before any field is read */
+function checkQuery(query: unknown): asserts query is ContactListQuery {
+  if (typeof query !== 'object' || query === null || Array.isArray(query)) throw new NotifyError('INVALID_INPUT', 'The query must be an object such as { list: "news" }');
+}
+
 /** Validates a list/count query and checks that what it names exists. */
 export async function contactFilter(ctx: Pick<Context, 'store'>, query: ContactListQuery): Promise<ContactFilter> {
-  if (typeof query !== 'object' || query === null) throw new NotifyError('INVALID_INPUT', 'The query must be an object');
+  checkQuery(query);
   const filter: ContactFilter = {};
   if (query.list != null) filter.list = (await requireList(ctx, query.list)).name;
   if (query.status != null) {

@@ -75,7 +75,7 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'ev
     rememberedStatus,
     get,
     list: (query = {}) => listContacts(ctx, query),
-    count: async (query = {}) => store.contacts.count(await contactFilter(ctx, { list: query.list, segment: query.segment })),
+    count: async (query = {}) => store.contacts.count(await contactFilter(ctx, countQuery(query))),
     subscribe: async (idOrEmail, listName) => subscribeTo(ctx, await required(idOrEmail), listName),
     unsubscribe: async (idOrEmail, listName) => unsubscribeFrom(ctx, await required(idOrEmail), listName),
     async erase(idOrEmail) {
@@ -86,3 +86,7 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'ev
   };
 }
 
+/** count() looks at the list and the segment only; anything that is not a query object goes on to be refused as such */
+function countQuery(query: Pick<ContactListQuery, 'list' | 'segment'>): ContactListQuery {
+  return typeof query === 'object' && query !== null && !Array.isArray(query) ? { list: query.list, segment: query.segment } : (query as ContactListQuery);
+}

@@ -69,6 +69,11 @@ forEachEngine('contacts.list and contacts.count', (h) => {
       [{ list: 'no-such-list' }, 'NOT_FOUND'],
     ];
     for (const [query, code] of bad) await assert.rejects(n.contacts.list(query as never), (e) => isNotifyError(e, code as never), JSON.stringify(query));
+    // not a query object at all: INVALID_INPUT, never a TypeError from reading its fields
+    for (const query of [null, 'news', 42, ['news']]) {
+      await assert.rejects(n.contacts.list(query as never), (e) => isNotifyError(e, 'INVALID_INPUT') && /query must be an object/.test(e.message), `list(${JSON.stringify(query)})`);
+      await assert.rejects(n.contacts.count(query as never), (e) => isNotifyError(e, 'INVALID_INPUT') && /query must be an object/.test(e.message), `count(${JSON.stringify(query)})`);
+    }
     assert.equal((await n.contacts.list({ limit: 1000 })).contacts.length > 0, true, 'limit 1000 is allowed');
   });
 });
