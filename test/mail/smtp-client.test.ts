@@ -61,8 +61,10 @@ type Script = (socket: net.Socket, line: string, lines: string[]) => void;
  * a server that speaks whatever the script of each connection says: it gets each line the client
  * sent (data included); `connection` is 1 for the first connection
  */
-async function scripted(scriptFor: (connection: number) => Script, greeting = '220 scripted.example ESMTP\r\n'): Promise<{ port: number; chunks: string[] }> {
+async function scripted(scriptFor: (connection: number) => Script, greeting = '220 scripted.example ESMTP\r\n'): Promise<{ port: number; chunks: string[]; times: number[] }> {
   const chunks: string[] = [];
+  /** when each chunk arrived (performance.now()) */
+  const times: number[] = [];
   let connections = 0;
   const srv = net.createServer((socket) => {
     const script = scriptFor(++connections);
@@ -72,6 +74,7 @@ async function scripted(scriptFor: (connection: number) => Script, greeting = '2
     if (greeting) socket.write(greeting);
     socket.on('data', (d) => {
       chunks.push(d.toString('latin1'));
+      times.push(performance.now());
       pending += d.toString('latin1');
       let end = pending.indexOf('\r\n');
       while (end >= 0) {
@@ -85,7 +88,7 @@ async function scripted(scriptFor: (connection: number) => Script, greeting = '2
   });
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
   closers.push(() => new Promise<void>((r) => srv.close(() => r())));
-  return { port: (srv.address() as net.AddressInfo).port, chunks };
+  return { port: (srv.address() as net.AddressInfo).port, chunks, times };
 }
 
 /** a plain ESMTP conversation; `data` answers the end of DATA, `ext` the EHLO keywords */
@@ -311,12 +314,20 @@ describe('PIPELINING, pool, timeouts', () => {
     assert.match(d.err.message, /the end of DATA/);
   });
 
-  test('an idle connection is closed with QUIT after idleTimeout', async () => {
+  test('an idle connection is closed with QUIT after idleTimeout, not before', async () => {
+    const IDLE = 200;
     const s = await scripted(() => esmtp());
-    const m = mailer(`smtp://127.0.0.1:${s.port}?idleTimeout=100`);
+    const m = mailer(`smtp://127.0.0.1:${s.port}?idleTimeout=${IDLE}`);
     await m.send(msg());
-    await new Promise((r) => setTimeout(r, 400));
-    assert.equal(s.chunks.at(-1), 'QUIT\r\n');
+    // the end of the message reached the server before the client got its 250 and went idle
+    const dataEnd = s.times[s.chunks.findIndex((c) => c.endsWith('\r\n.\r\n'))];
+    // a loaded machine only delays the timer: wait for the QUIT as long as it takes, up to 30 s
+    for (const until = performance.now() + 30_000; !s.chunks.includes('QUIT\r\n') && performance.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    const quit = s.chunks.indexOf('QUIT\r\n');
+    assert.equal(quit, s.chunks.length - 1, `QUIT, and nothing after it: ${JSON.stringify(s.chunks.slice(-3))}`);
+    // both times are the server's clock: the QUIT came the idle time after the message at the
+    // earliest (less 5 ms: a timer measures from the event loop's cached time, up to a tick early)
+    assert.ok(s.times[quit] - dataEnd >= IDLE - 5, `QUIT ${Math.round(s.times[quit] - dataEnd)} ms after the message, before idleTimeout ${IDLE}`);
   });
 
   test('SMTPUTF8: asked of the connection; a server without it gets nothing and the send says why', async () => {
