@@ -4,6 +4,7 @@ import { checkContactInput, toWrite, type UpsertOptions } from './contact-input.
 import { subscribeTo, unsubscribeFrom } from './contact-membership.ts';
 import { type ContactListQuery, type ContactPage, contactFilter, listContacts } from './contact-query.ts';
 import { emailKey, isValidEmail } from './email.ts';
+import { suppressAsWritten, withoutSuppression } from './suppression.ts';
 import { hashToken } from './tokens.ts';
 import { type Contact, type ContactInput, type ContactStatus, isSuppressedStatus } from './types.ts';
 
@@ -52,7 +53,8 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'ev
       // An erased address that had opted out stays opted out if it comes back without an explicit status.
       const remembered = input.status ? undefined : await rememberedStatus(email);
       const now = clock.now();
-      return store.contacts.upsert(toWrite(email, input, options, remembered, now), now);
+      const write = toWrite(email, input, options, remembered, now);
+      return suppressAsWritten(ctx, write, await store.contacts.upsert(withoutSuppression(write), now));
     },
     async upsertMany(items) {
       const now = clock.now();
@@ -63,10 +65,15 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'ev
         const status = tombs.get(hashToken(emailKey(email)));
         return status && isSuppressedStatus(status) ? (status as ContactStatus) : undefined;
       };
-      await store.contacts.upsertMany(
-        checked.map((c) => toWrite(c.email, c.input, c.options, c.input.status ? undefined : remembered(c.email), now)),
-        now,
-      );
+      const writes = checked.map((c) => toWrite(c.email, c.input, c.options, c.input.status ? undefined : remembered(c.email), now));
+      await store.contacts.upsertMany(writes.map(withoutSuppression), now);
+      const suppressing = writes.filter((w) => w.status && isSuppressedStatus(w.status));
+      if (suppressing.length === 0) return;
+      const stored = await store.contacts.getManyByEmailKey(suppressing.map((w) => w.email_key));
+      for (const write of suppressing) {
+        const contact = stored.get(write.email_key);
+        if (contact) stored.set(write.email_key, await suppressAsWritten(ctx, write, contact));
+      }
     },
     async getMany(emails) {
       return store.contacts.getManyByEmailKey(emails.filter((e) => isValidEmail(e.trim())).map((e) => emailKey(e)));

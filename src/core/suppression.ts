@@ -1,9 +1,10 @@
 import type { Context } from '../context.ts';
 import { eventContact, type NotifyEventMap } from './events.ts';
+import type { ContactWrite } from './storage/contacts.ts';
 import type { CounterName } from './storage/counters.ts';
 import type { StoreTx } from './storage/index.ts';
 import type { OutboundEvent } from './storage/outbound.ts';
-import type { Contact, ContactStatus } from './types.ts';
+import { type Contact, type ContactStatus, isSuppressedStatus } from './types.ts';
 
 /** where an unsubscribe came from: the link (GET, confirm button), RFC 8058 one-click, the API, the preference centre */
 export type UnsubscribeSource = 'link' | 'one-click' | 'api' | 'preferences';
@@ -48,6 +49,22 @@ async function apply(ctx: Ctx, contact: Contact, status: SuppressReason, opts: S
   const now = ctx.clock.now();
   const changed = await ctx.store.transaction((tx) => suppressInTransaction(tx, contact, status, opts, onlyIfChanged, now));
   return { contact: changed ? suppressed(contact, status, now) : contact, changed };
+}
+
+/**
+ * An upsert or import that gives a suppressed status: the row write leaves an existing contact's
+ * status as it is (a contact created now gets the status at once), and suppressAsWritten() then
+ * changes it through the flow above, so its enrollments end and the event fires as for an unsubscribe.
+ */
+export function withoutSuppression(write: ContactWrite): ContactWrite {
+  return write.status && isSuppressedStatus(write.status) ? { ...write, status: undefined, initialStatus: write.status, lift: [] } : write;
+}
+
+/** The second half of withoutSuppression(): the asked status through the flow, when the stored contact lacks it. */
+export async function suppressAsWritten(ctx: Ctx, write: ContactWrite, stored: Contact): Promise<Contact> {
+  const status = write.status;
+  if (!status || !isSuppressedStatus(status) || stored.status === status) return stored;
+  return (await suppressIfChanged(ctx, stored, status as SuppressReason, { source: 'api' })).contact;
 }
 
 /**
