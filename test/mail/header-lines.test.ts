@@ -14,6 +14,7 @@ import { formatAddress } from '../../src/mail/encoding.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { capture } from '../capture/helpers.ts';
 import { dkimKey, mailauthSign, verifyDkim } from '../helpers/dkim.ts';
+import { domainOfLength } from '../helpers/domains.ts';
 import { createDkimSigner } from '../../src/mail/dkim.ts';
 import { forEachEngine, testOptions } from '../helpers/engines.ts';
 import { type SinkMessage, type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
@@ -171,6 +172,30 @@ describe('header folding', () => {
     assert.equal(listUnsubscribe(parsed), web);
   });
 
+  test('To: an address up to 74 on the first line, up to 77 on a line of its own; longer (valid to 254) whole on its own line, under 998, read back by mailparser and Python', async () => {
+    const address = (n: number) => `${'r'.repeat(n - 1 - 'news.example'.length)}@news.example`;
+    const toLines = (raw: Buffer) => raw.toString('utf8').split('\r\n\r\n')[0].match(/^To:.*(\r\n[ \t].*)*/m)![0].split('\r\n');
+    const compose = (to: string[]) => composeMime({ from: 'a@news.example', to, subject: 's', date: 0, messageId: '<x@news.example>', headers: {} }, 't', undefined);
+    assert.deepEqual(toLines(compose([address(74)])), [`To: ${address(74)}`]);
+    for (const n of [75, 77]) assert.deepEqual(toLines(compose([address(n)])), ['To:', ` ${address(n)}`], String(n));
+    const longest = `${'l'.repeat(64)}@${domainOfLength(189, 'd')}`;
+    assert.equal(longest.length, 254);
+    const raws = [78, 120].map((n) => compose([address(n)])).concat(compose([longest]), compose([address(20), longest, address(77)]));
+    for (const raw of raws) {
+      const lines = toLines(raw);
+      assert.ok(lines.every((l) => l.length < 998));
+      // only an address longer than a line passes 78, and then it is alone on its line
+      for (const l of lines.filter((x) => x.length > 78)) assert.match(l, /^ [^ ,]+,?$/);
+    }
+    const expected = [[address(78)], [address(120)], [longest], [address(20), longest, address(77)]];
+    assert.deepEqual(
+      await Promise.all(raws.map(async (r) => ((await simpleParser(r)).to as { value: { address: string }[] }).value.map((v) => v.address))),
+      expected,
+    );
+    const python = pythonRead(raws, ['to']);
+    if (python) assert.deepEqual(python.map((p) => p.headers.to.split(',').map((a) => a.trim())), expected);
+  });
+
   test('a long List-Id goes to a line of its own after the colon', () => {
     const value = `<${'x'.repeat(50)}.lists.news.example>`;
     const field = headerField('List-Id', value);
@@ -220,6 +245,21 @@ forEachEngine('header lines of every kind of message', (h) => {
     assert.deepEqual(longLines(m.raw), [], `${subject}: header lines over 78`);
     assert.equal(m.parsed.subject, subject);
   };
+
+  test('a send to an address of 253 characters reaches the SMTP server; its To line is under 998 and reads back', async () => {
+    // 253: smtp-server refuses a 254-character RCPT TO (501, its reading of RFC 5321 4.5.3.1.3), which
+    // notify takes (RFC 3696 erratum 1690) and Postfix 3.7 accepts as syntax
+    const to = `${'l'.repeat(64)}@${domainOfLength(188, 'e')}`;
+    const before = sink.messages.length;
+    const record = await notify.send({ to, subject: 'Long address', text: 'x' });
+    assert.equal(record.status, 'sent', JSON.stringify(record));
+    await sink.waitFor(before + 1, 10_000);
+    const m = sink.messages.find((x) => x.envelope.to.includes(to))!;
+    const head = m.raw.toString('utf8').split('\r\n\r\n')[0];
+    assert.deepEqual(longLines(m.raw), [` ${to}`]);
+    assert.ok(head.split('\r\n').every((l) => l.length < 998));
+    assert.equal((m.parsed.to as { value: { address: string }[] }).value[0].address, to);
+  });
 
   test('campaign, drip step, send, test copy and double opt-in', async () => {
     const list = 'Spring Readers Of The Long Weekly Newsletter';
