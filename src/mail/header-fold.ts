@@ -34,6 +34,27 @@ export function headerField(name: string, value: string): string {
   return pack(name, ` ${encodedWords(value, MAX_LINE - name.length - 2).join(' ')}`, false);
 }
 
+/**
+ * The first word of a value that headerField could not write within 78 characters as it is, and
+ * the room its line had: a structured value's word (but a List-* angle-bracket URL, folded inside
+ * its brackets) would make a longer line, and a printable ASCII text's would be turned into encoded
+ * words, which a provider reading the header (an X-Mailgun-Variables, an X-SES-CONFIGURATION-SET)
+ * would not decode. Undefined when every word fits; other text is encoded words sized for their lines.
+ */
+export function unfoldableWord(name: string, value: string): { word: string; room: number } | undefined {
+  const structured = STRUCTURED.test(name);
+  if (!structured && !PRINTABLE.test(value)) return undefined;
+  const tokens = ` ${value}`.match(/[ \t]*[^ \t]+/g) ?? [];
+  for (const [i, token] of tokens.entries()) {
+    const word = token.trimStart();
+    if (structured && LIST.test(name) && word.startsWith('<')) continue;
+    // the first word shares the line with the name, unless a structured value folds after the colon
+    const room = i === 0 && !structured ? MAX_LINE - name.length - token.length + word.length - 1 : MAX_LINE - (i === 0 ? 1 : token.length - word.length);
+    if (word.length > room) return { word, room };
+  }
+  return undefined;
+}
+
 /** every word of the value fits a line of its own, the first one after the name */
 function fitsUnencoded(name: string, value: string): boolean {
   const words = value.split(' ');
