@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { parseMailboxUrl } from './bounces/mailbox-url.ts';
 import { envName, type Layer, readConfigFile, readEnvFile, readEnvironment } from './config-sources.ts';
 import { backoff, bool, databaseUrl, dkimSpec, domainName, fitsFromLine, int, list, mailerSpec, rateLimitStore, url, webhookDriverSpec, webhooksOutSpec } from './config-values.ts';
-import { LIST_ID_DOMAIN_MAX } from './core/header-limits.ts';
+import { BOUNCE_DOMAIN_MAX, LIST_ID_DOMAIN_MAX } from './core/header-limits.ts';
 import { feedbackIdProblem } from './core/list-headers.ts';
 import { NotifyError } from './errors.ts';
 import { domainRatesOption, sendRateOption } from './pacing/options.ts';
@@ -61,7 +61,9 @@ export const configSchema = z
     /** imaps://user:pass@host:993/INBOX: the worker reads bounces and feedback reports from it */
     bounceMailbox: z.string().default(''),
     /** the domain of the VERP return path bounces+<send token>@<bounceDomain>; required with bounceMailbox */
-    bounceDomain: domainName.default(''),
+    bounceDomain: domainName
+      .refine((v) => v.length <= BOUNCE_DOMAIN_MAX, `must be at most ${BOUNCE_DOMAIN_MAX} characters, so Return-Path: <bounces+<22-character send token>@bounceDomain>, which the receiving server writes on one line, fits 78 characters`)
+      .default(''),
     /** List-Id: <list.listIdDomain> on list campaigns */
     listIdDomain: domainName
       .refine((v) => v.length <= LIST_ID_DOMAIN_MAX, `must be at most ${LIST_ID_DOMAIN_MAX} characters, so List-Id <list.listIdDomain> fits a 78-character header line`)

@@ -21,6 +21,12 @@ export const LIST_LABEL_MIN = 14;
 export const LIST_ID_DOMAIN_MAX = HEADER_LINE - ' <.>'.length - LIST_LABEL_MIN;
 /** a Feedback-ID value on its own line (77) */
 export const FEEDBACK_ID_MAX = HEADER_LINE - ' '.length;
+/**
+ * `Return-Path: <bounces+<send token>@bounceDomain>`: a receiving server writes it above the
+ * message on one line, unfolded (Debian's Postfix, virtual delivery, does), so the domain it takes
+ * is measured on the field's first line (32)
+ */
+export const BOUNCE_DOMAIN_MAX = HEADER_LINE - 'Return-Path: <bounces+@>'.length - SEND_TOKEN;
 /** `DKIM-Signature:` tags on their own line ` d=<domain>;` (74) */
 export const DKIM_TAG_MAX = HEADER_LINE - ' d=;'.length;
 

@@ -2,6 +2,7 @@ import { whereToSet } from '../config.ts';
 import { NotifyError } from '../errors.ts';
 import { asciiDomain } from '../mail/address.ts';
 import { formatAddress } from '../mail/encoding.ts';
+import { unfoldableWord } from '../mail/header-fold.ts';
 import { isValidEmail } from './email.ts';
 import { fromAddressProblem } from './header-limits.ts';
 
@@ -35,6 +36,11 @@ export function checkHeaders(headers: unknown): Record<string, string> {
     if (typeof value !== 'string') throw new NotifyError('INVALID_INPUT', `Header ${name} must be a string`, { field: 'headers', header: name });
     assertHeaderValue(`header ${name}`, value);
     if (value.length > 900) throw new NotifyError('INVALID_INPUT', `Header ${name} is longer than 900 characters`, { field: 'headers', header: name });
+    const unfoldable = unfoldableWord(name, value);
+    if (unfoldable) {
+      const { word, room } = unfoldable;
+      throw new NotifyError('INVALID_INPUT', `Header ${name} has a word of ${word.length} characters with no white space to fold at (${JSON.stringify(word.slice(0, 24))}...); at most ${room} fit its place on a 78-character header line: add spaces or shorten it`, { field: 'headers', header: name });
+    }
     out[name] = value;
   }
   return out;

@@ -67,12 +67,11 @@ export function listLabel(name: string): string {
 
 /**
  * RFC 2369 / RFC 8058 one-click headers for one send. The URL is the short form
- * `<host>/notify/u/<24-character token>` so that, folded onto a line of its own, the header keeps
- * within 78 characters for a host (trackingHost, else baseUrl) of up to MAX_FOLDABLE_HOST (41)
- * characters (`https://newsletter.news-example.co.uk`). A longer host gives that one line more, the
- * URL always whole: RFC 2369 2 says no white space may be put inside the angle brackets (readers
- * are only asked to tolerate it), and a one-click POST to a URL a receiver did not put back together
- * would miss. `fallbackUrl` (the long form) is used for a send id too large for the short token.
+ * `<host>/notify/u/<24-character token>` so that, on a line of its own, the header keeps within 78
+ * characters unfolded for a host (trackingHost, else baseUrl) of up to MAX_FOLDABLE_HOST (41)
+ * characters (`https://newsletter.news-example.co.uk`). A longer host's URL is folded inside its
+ * angle brackets by the header writer, before the token while the rest fits a line (mail/header-fold.ts).
+ * `fallbackUrl` (the long form) is used for a send id too large for the short token.
  */
 export function listUnsubscribeHeaders(host: string, secret: string, sendId: number, fallbackUrl: string): Record<string, string> {
   const token = sendUnsubscribeToken(secret, sendId);
@@ -82,5 +81,5 @@ export function listUnsubscribeHeaders(host: string, secret: string, sendId: num
   };
 }
 
-/** The longest host (trackingHost, else baseUrl) whose short List-Unsubscribe line fits 78 characters. */
+/** The longest host (trackingHost, else baseUrl) whose short List-Unsubscribe URL fits a 78-character line unfolded. */
 export const MAX_FOLDABLE_HOST = HEADER_LINE - ' <'.length - '/notify/u/'.length - SEND_UNSUBSCRIBE_TOKEN_LENGTH - '>'.length;

@@ -91,10 +91,10 @@ export function safeEqual(a: string, b: string): boolean {
 }
 
 /**
- * The one-click unsubscribe token of one send, short because it goes whole into List-Unsubscribe
- * (RFC 2369 lets no white space into the URL, so it cannot be folded): the send id (5 bytes, big
- * endian) and an HMAC of it truncated to 104 bits, 18 bytes = 24 base64url characters, so
- * `List-Unsubscribe: <URL>` folds to lines within 78 characters for a host of up to 41. 104 bits
+ * The one-click unsubscribe token of one send, short so that List-Unsubscribe's URL fits a line
+ * unfolded (its readers are to ignore a fold inside the brackets, but not every one may): the send id
+ * (5 bytes, big endian) and an HMAC of it truncated to 104 bits, 18 bytes = 24 base64url characters,
+ * so `<URL>` fits a line of its own for a host of up to 41. 104 bits
  * keep a forged link out of reach of any guessing over HTTP (RFC 2104 5: at least 80). Tokens of
  * 28 characters (a 128-bit HMAC) that earlier mail carries are read as before. It carries no contact
  * token: a click link shared from the same message (which holds the send token) cannot be turned

@@ -1,21 +1,22 @@
 /**
  * Header fields written within 78 characters a line (RFC 5322 2.1.1), folded only where folding
- * white space may go, so that unfolding gives back the value exactly:
+ * white space may go, so that unfolding gives back the value (or, inside a List-* URL, the value
+ * with white space its readers drop):
  * - unstructured text (Subject, a custom X- header): at spaces; when it is not printable ASCII, or a
  *   word would not fit a line, as RFC 2047 encoded words sized so each line holds one;
  * - structured values (addresses, List-*, Feedback-ID, Message-ID, Return-Path): at their spaces
- *   only, never encoded and never broken inside a token. A token longer than the rest of the first
- *   line goes whole on a line of its own, after a fold right after the colon. One longer than any
- *   line (a List-Unsubscribe URL on a host over 41 characters) stays whole there: RFC 2369 lets no
- *   white space inside its angle brackets, and 998 characters is the hard limit (nodemailer and
- *   Python's email package do the same). The values notify makes are held short enough for a line
- *   by core/header-limits.ts.
+ *   only, never encoded. A token longer than the rest of the first line goes whole on a line of its
+ *   own, after a fold right after the colon. One longer than any line stays whole there (998 is
+ *   the hard limit), except an angle-bracket URL of a List-* header (a List-Unsubscribe on a long
+ *   tracking host): that one is folded inside its brackets (listUrlPieces). The other values notify
+ *   makes are held short enough for a line by core/header-limits.ts.
  */
 export const MAX_LINE = 78;
 const CRLF = '\r\n';
 const PRINTABLE = /^[\x20-\x7e]*$/;
 const BLANK = /[ \t]/;
 const STRUCTURED = /^(list-|feedback-id$|message-id$|in-reply-to$|references$|reply-to$|sender$|from$|to$|cc$|auto-submitted$|precedence$|return-path$)/i;
+const LIST = /^list-/i;
 
 /** `Name: value` folded, without the final CRLF. */
 export function headerField(name: string, value: string): string {
@@ -23,7 +24,7 @@ export function headerField(name: string, value: string): string {
     // one token (an address, a Message-ID, a List-Unsubscribe URL: most per-recipient values):
     // what pack would make of it, without splitting it into tokens
     const fits = name.length + 2 + value.length <= MAX_LINE;
-    if (STRUCTURED.test(name)) return fits ? `${name}: ${value}` : `${name}:${CRLF} ${value}`;
+    if (STRUCTURED.test(name) && (fits || 1 + value.length <= MAX_LINE || !LIST.test(name))) return fits ? `${name}: ${value}` : `${name}:${CRLF} ${value}`;
     if (fits && PRINTABLE.test(value)) return `${name}: ${value}`;
   }
   // a structured value is never encoded: its non-ASCII parts (an SMTPUTF8 local part, a display
@@ -31,6 +32,27 @@ export function headerField(name: string, value: string): string {
   if (STRUCTURED.test(name)) return pack(name, ` ${value}`, true);
   if (PRINTABLE.test(value) && fitsUnencoded(name, value)) return pack(name, ` ${value}`, false);
   return pack(name, ` ${encodedWords(value, MAX_LINE - name.length - 2).join(' ')}`, false);
+}
+
+/**
+ * The first word of a value that headerField could not write within 78 characters as it is, and
+ * the room its line had: a structured value's word (but a List-* angle-bracket URL, folded inside
+ * its brackets) would make a longer line, and a printable ASCII text's would be turned into encoded
+ * words, which a provider reading the header (an X-Mailgun-Variables, an X-SES-CONFIGURATION-SET)
+ * would not decode. Undefined when every word fits; other text is encoded words sized for their lines.
+ */
+export function unfoldableWord(name: string, value: string): { word: string; room: number } | undefined {
+  const structured = STRUCTURED.test(name);
+  if (!structured && !PRINTABLE.test(value)) return undefined;
+  const tokens = ` ${value}`.match(/[ \t]*[^ \t]+/g) ?? [];
+  for (const [i, token] of tokens.entries()) {
+    const word = token.trimStart();
+    if (structured && LIST.test(name) && word.startsWith('<')) continue;
+    // the first word shares the line with the name, unless a structured value folds after the colon
+    const room = i === 0 && !structured ? MAX_LINE - name.length - token.length + word.length - 1 : MAX_LINE - (i === 0 ? 1 : token.length - word.length);
+    if (word.length > room) return { word, room };
+  }
+  return undefined;
 }
 
 /** every word of the value fits a line of its own, the first one after the name */
@@ -46,11 +68,21 @@ function fitsUnencoded(name: string, value: string): boolean {
  */
 function pack(name: string, value: string, structured: boolean): string {
   const tokens = value.match(/[ \t]*[^ \t]+|[ \t]+$/g) ?? [];
+  const urls = structured && LIST.test(name);
   let out = '';
   let line = `${name}:`;
   let first = true;
   for (const token of tokens) {
     const blank = token.trim() === '';
+    const pieces = urls && !blank ? listUrlPieces(token.trimStart()) : undefined;
+    if (pieces) {
+      // each piece on a line of its own, so no white space goes inside the URL but at a fold
+      out += line + CRLF;
+      for (const piece of pieces.slice(0, -1)) out += ` ${piece}${CRLF}`;
+      line = ` ${pieces[pieces.length - 1]}`;
+      first = false;
+      continue;
+    }
     const fits = line.length + token.length <= MAX_LINE;
     // a structured value may fold right after the colon; a token too long for any line then still
     // gets the shortest line it can have (its own), so the limit a URL can reach is known
@@ -62,6 +94,42 @@ function pack(name: string, value: string, structured: boolean): string {
     first = false;
   }
   return out + line;
+}
+
+/**
+ * An angle-bracket URL too long for a line of its own, as the pieces of a fold inside its brackets
+ * (undefined for any other token). RFC 2369 2: the
+ * list header fields hold angle-bracket URLs "with internal whitespace being ignored", and client
+ * applications "should treat any whitespace ... as characters to ignore"; RFC 3986 appendix C: white
+ * space added "to break a long URI across lines ... should be ignored when the URI is extracted", and
+ * "No whitespace should be introduced after a hyphen". (RFC 2369's "MTAs MUST NOT insert whitespace
+ * within the brackets" is about relays rewriting a header; notify writes it.) A line ends after the
+ * last `/`, `.`, `?`, `&` or `=` that fits (never inside `://`), so the short one-click URL breaks
+ * before its token and the token arrives whole; failing those, at the room left, never after `-`.
+ */
+function listUrlPieces(token: string): string[] | undefined {
+  const room = MAX_LINE - 1;
+  if (token[0] !== '<' || token.length <= room) return undefined;
+  const pieces: string[] = [];
+  let from = 0;
+  while (token.length - from > room) {
+    let cut = from + room;
+    while (cut > from + 1 && !breaksAfter(token, cut)) cut--;
+    if (cut === from + 1) {
+      cut = from + room;
+      while (cut > from + 1 && token[cut - 1] === '-') cut--;
+    }
+    pieces.push(token.slice(from, cut));
+    from = cut;
+  }
+  pieces.push(token.slice(from));
+  return pieces;
+}
+
+/** after a `/`, `.`, `?`, `&` or `=` that is not part of `://` or of a doubled character */
+function breaksAfter(token: string, at: number): boolean {
+  const c = token[at - 1];
+  return '/.?&='.includes(c) && token[at] !== c && token[at] !== '>' && !(c === '/' && token[at - 2] === '/') && !(c === '/' && token[at - 2] === ':');
 }
 
 const ENCODED_OVERHEAD = '=?UTF-8?B??='.length;

@@ -1,14 +1,18 @@
 // Long host and domain names as deployed: notify.config.json names a tracking host, a sender domain,
 // a List-Id domain and a Feedback-ID template at the longest that fit a 78-character header line,
 // the CLI imports a list with a long name and `notify notify:send-campaign` (its own process) sends
-// to a real SMTP server. One character more of an option and every command refuses to start.
+// to a real SMTP server. One character more of an option and every command refuses to start. A
+// tracking host longer than the List-Unsubscribe line holds is folded inside the angle brackets:
+// DKIM still verifies and the one-click POST, to the URL as a mail client takes it from the header
+// (white space dropped, as RFC 2369 asks, or kept, as mailparser gives it), unsubscribes.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { simpleParser } from 'mailparser';
+import { dkimKey, verifyDkim } from '../helpers/dkim.ts';
 import { domainOfLength } from '../helpers/domains.ts';
 import { type Deployment as D, Deployment, describeEachEngine } from './harness.ts';
-import { listUnsubscribeUrl } from './mail.ts';
+import { listUnsubscribeUrl, recipient } from './mail.ts';
 
 const TRACKING_HOST = `https://${domainOfLength(41 - 'https://'.length, 't')}`;
 const FROM_DOMAIN = domainOfLength(52, 'f');
@@ -64,5 +68,55 @@ describeEachEngine('as deployed: hosts and domains at the longest that fit a hea
     }
     d.writeConfig('notify.config.json', { ...d.defaults(), listIdDomain: LIST_ID_DOMAIN });
     assert.equal((await d.run(['campaigns:list'])).code, 0);
+  });
+});
+
+// 66 characters: the longest whose `<host/notify/u/` part fits a line, so the fold goes before the token
+const LONG_HOST = `https://${domainOfLength(66 - 'https://'.length, 'g')}`;
+
+describeEachEngine('as deployed: a tracking host too long for one List-Unsubscribe line', (engine) => {
+  let d: D;
+  const key = dkimKey();
+
+  before(async () => {
+    d = await Deployment.open(engine, { config: { trackingHost: LONG_HOST, dkim: { domainName: 'news.example', keySelector: 's1', privateKey: key.privateKey } } });
+    d.writeFile('readers.csv', ['email,name', 'ann@example.com,Ann', 'bob@example.com,Bob'].join('\n'));
+    assert.match(await d.cli(['contacts:import', 'readers.csv', '--list', 'readers']), /created 2/);
+  });
+  after(() => d?.close());
+
+  test('folded inside the brackets before the token, every line within 78, DKIM verifies; one-click POSTs to either reading unsubscribe', async () => {
+    const id = (await d.cli(['campaigns:create', '--subject', 'Spring', '--html', '<p>Hi</p>', '--list', 'readers'])).trim().split('\n')[0];
+    assert.match(await d.cli(['notify:send-campaign', id]), /sent 2/);
+    const mails = d.sink.messages;
+    assert.equal(mails.length, 2);
+    const urls = new Map<string, { stripped: string; kept: string }>();
+    for (const m of mails) {
+      const head = m.raw.toString('latin1').split('\r\n\r\n')[0];
+      assert.deepEqual(
+        head.split('\r\n').filter((l) => l.length > 78),
+        [],
+      );
+      assert.match(head, new RegExp(`\r\nList-Unsubscribe:\r\n <${LONG_HOST.replace(/\./g, '\\.')}/notify/u/\r\n [A-Za-z0-9_-]{24}>\r\n`));
+      const [check] = await verifyDkim(m.raw, { 's1._domainkey.news.example': key.record });
+      assert.equal(check.result, 'pass', check.comment);
+      assert.ok(check.signed.includes('list-unsubscribe') && check.signed.includes('list-unsubscribe-post'));
+      const kept = String((m.parsed.headers.get('list') as { unsubscribe?: { url?: string } }).unsubscribe?.url);
+      urls.set(recipient(m), { stripped: listUnsubscribeUrl(m), kept });
+      assert.match(kept, / [A-Za-z0-9_-]{24}$/, 'mailparser keeps the space of the fold');
+      assert.equal(kept.replace(/\s/g, ''), listUnsubscribeUrl(m));
+    }
+    const server = await d.serve();
+    // the tracking host routes /notify/* here (a proxy in front of `notify serve`): the path as the client asks for it
+    const post = (url: string) => fetch(`${server.url}${new URL(url).pathname}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+    const ann = await post(urls.get('ann@example.com')!.stripped);
+    assert.equal(ann.status, 200);
+    assert.match(await ann.text(), /a\*\*@example\.com will not receive/);
+    assert.equal(new URL(urls.get('bob@example.com')!.kept).pathname.includes('/notify/u/%20'), true);
+    const bob = await post(urls.get('bob@example.com')!.kept);
+    assert.equal(bob.status, 200);
+    const unsubscribed = await d.cli(['contacts:export', '--status', 'unsubscribed']);
+    for (const who of ['ann@example.com', 'bob@example.com']) assert.ok(unsubscribed.includes(who), unsubscribed);
+    assert.equal(await server.process.stop(), 0);
   });
 });

@@ -58,6 +58,23 @@ forEachEngine('/notify/u (short one-click link)', (h) => {
     assert.equal(again.length, 1, 'idempotent');
   });
 
+  test('a client that keeps the white space of a fold before the token (mailparser and Python do) still unsubscribes: /notify/u/%20<token>', async () => {
+    const send = await insertSend(notify(), { email: 'folded@example.com' });
+    const token = sendUnsubscribeToken(notify().context.secret, send.id)!;
+    // what fetch() makes of `https://host/notify/u/ <token>`: the space percent-encoded; a tab or two spaces likewise
+    assert.equal(new URL(`http://h.example/notify/u/ ${token}`).pathname, `/notify/u/%20${token}`);
+    for (const path of [`/notify/u/%20${token}`, `/notify/u/%09${token}`, `/notify/u/%20%20${token}`]) {
+      assert.equal((await call(notify(), path, { method: 'HEAD' })).status, 200, path);
+    }
+    assert.equal((await call(notify(), `/notify/u/%20${token}`, ONE_CLICK())).status, 200);
+    assert.equal((await notify().contacts.get('folded@example.com'))?.status, 'unsubscribed');
+    // white space does not make a bad token good, nor a space inside the token a different one
+    const forged = sendUnsubscribeToken('not the secret', send.id)!;
+    for (const path of [`/notify/u/%20${forged}`, `/notify/u/${token.slice(0, 12)}%20${token.slice(12)}`, '/notify/u/%20']) {
+      assert.equal((await call(notify(), path, ONE_CLICK())).status, 404, path);
+    }
+  });
+
   test('the long link of mail already delivered still works', async () => {
     const send = await insertSend(notify(), { email: 'old@example.com' });
     const res = await call(notify(), `/notify/unsubscribe/${send.unsubscribeToken}?s=${send.token}`, ONE_CLICK());
