@@ -17,6 +17,7 @@ import type { CampaignReport, ReportOptions } from './core/stats.ts';
 import type { TrackingRecorderOptions } from './core/tracking-recorder.ts';
 import type { CampaignStats, Contact, ContactInput, DripRunResult, Enrollment, SendRecord, Sequence } from './core/types.ts';
 import type { events as eventHelpers } from './events/index.ts';
+import type { Services } from './services.ts';
 import type { Store } from './store/contract.ts';
 
 export interface CreateNotifyOptions extends Partial<ConfigInput>, LoadConfigOptions {
@@ -92,6 +93,8 @@ export interface Notify {
   readonly bounces: BounceMailbox | undefined;
   /** internals for the CLI and tests */
   readonly context: InstanceContext;
+  /** the domain services the routes and the CLI share (the fields above are their guarded faces) */
+  readonly services: Services;
   close(): Promise<void>;
 }
 

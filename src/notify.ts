@@ -15,6 +15,8 @@ import { deliverOutbound } from './core/outbound-delivery.ts';
 import { exportPerson } from './core/person-data.ts';
 import { type SendInput, sendOne } from './core/send.ts';
 import { createStatsService } from './core/stats.ts';
+import { createOptin } from './core/optin.ts';
+import { createConfirmationSender } from './core/optin-mail.ts';
 import { newToken } from './core/tokens.ts';
 import { createTrackingRecorder, type TrackingRecorder, type TrackingRecorderOptions } from './core/tracking-recorder.ts';
 import { statsAfterFlush } from './core/tracking-stats.ts';
@@ -28,6 +30,7 @@ import { clickRoute } from './http/click.ts';
 import { createTrackingFastPath } from './http/fast-path.ts';
 import { openRoute } from './http/open.ts';
 import { preferencesRoute } from './http/preferences.ts';
+import { createLimiterStore } from './http/rate-limit/index.ts';
 import { unsubscribeRoute } from './http/unsubscribe.ts';
 import { webhookRoute } from './http/webhook.ts';
 import { createLogger } from './log.ts';
@@ -35,7 +38,8 @@ import { createMailer } from './mail/index.ts';
 import { composerFor } from './mail/message.ts';
 import type { CreateNotifyOptions, InstanceContext, Notify } from './notify-api.ts';
 import { createInstancePacer } from './pacing/index.ts';
-import { createViews } from './render/views.ts';
+import { createViews, type Views } from './render/views.ts';
+import type { Services } from './services.ts';
 import { createStore } from './store/index.ts';
 import { type ResolvedDriver, resolveWebhookDriver } from './webhooks/index.ts';
 
@@ -80,19 +84,21 @@ function bounceMailboxFor(ctx: InstanceContext): BounceMailbox | undefined {
 function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webhook?: ResolvedDriver): Notify {
   const guard = createApiGuard((err) => ctx.store.dialect.isConnectionError(err));
   const recorder = createTrackingRecorder(ctx, tracking);
-  const clicks = createClickResolver(ctx);
+  const views = createViews(ctx.config.viewsPath);
+  const services = buildServices(ctx, recorder, views);
+  const limits = createLimiterStore(ctx);
   const bounces = bounceMailboxFor(ctx);
   const post = createPost(ctx.fetch);
   const closers: (() => Promise<void>)[] = [];
-  const app = createApp({ ctx, recorder, clicks, views: createViews(ctx.config.viewsPath), onClose: (fn) => closers.push(fn), webhook, notify: () => self }, ROUTES);
+  const app = createApp({ ctx, services, limits, recorder, views, onClose: (fn) => closers.push(fn), webhook, notify: () => self }, ROUTES);
   const viaHono = getRequestListener((request, env) => app.fetch(request, env));
-  const fastPath = createTrackingFastPath(ctx, recorder, clicks);
+  const fastPath = createTrackingFastPath(ctx, recorder, services.clicks);
   const whileOpen = guard.wrap;
   // the JSON API (http/api) calls these operations: the app above reaches them once they exist
   const self: Notify = {
     config: ctx.config,
-    ...domainApi(ctx, recorder, whileOpen),
-    send: whileOpen((input: SendInput) => sendOne(ctx, input)),
+    ...domainApi(ctx, services, whileOpen),
+    send: whileOpen((input: SendInput) => sendOne(ctx, services.contacts, input)),
     fetch: (request, env) => Promise.resolve(app.fetch(request, env)),
     // opens and cached clicks straight on node:http (http/fast-path.ts); everything else through Hono
     listener: (req, res) => {
@@ -106,12 +112,14 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
     },
     bounces,
     context: ctx,
+    services,
     async close() {
       if (!guard.close()) return;
       // Buffered tracking events go to the database before it closes.
       await recorder.close();
       await bounces?.close();
       for (const fn of closers) await fn().catch((err) => ctx.log.error({ err }, 'close failed'));
+      await limits.close().catch((err) => ctx.log.error({ err }, 'close failed'));
       await ctx.mailer.close?.();
       await ctx.pacer?.close();
       await ctx.store.close();
@@ -120,14 +128,24 @@ function assemble(ctx: InstanceContext, tracking?: TrackingRecorderOptions, webh
   return self;
 }
 
-/** The domain's services as the API exposes them, each refusing work once the instance is closed. */
-function domainApi(ctx: InstanceContext, recorder: TrackingRecorder, whileOpen: ApiGuard['wrap']): Pick<Notify, 'contacts' | 'lists' | 'campaigns' | 'drips'> {
+/** Every domain service of the instance, built here once: the API, the routes and the CLI share them. */
+function buildServices(ctx: InstanceContext, recorder: TrackingRecorder, views: Views): Services {
   const contacts = createContactsService(ctx);
-  const lists = createListsService(ctx);
-  // figures read in this process include the opens and clicks it has buffered
-  const stats = statsAfterFlush(createStatsService(ctx), recorder);
-  const campaigns = createCampaignsService(ctx);
-  const drips = createDripsService(ctx);
+  return {
+    contacts,
+    lists: createListsService(ctx),
+    campaigns: createCampaignsService(ctx),
+    drips: createDripsService(ctx, contacts),
+    // figures read in this process include the opens and clicks it has buffered
+    stats: statsAfterFlush(createStatsService(ctx), recorder),
+    clicks: createClickResolver(ctx),
+    optin: createOptin(ctx, views, createConfirmationSender(ctx)),
+  };
+}
+
+/** The domain's services as the API exposes them, each refusing work once the instance is closed. */
+function domainApi(ctx: InstanceContext, services: Services, whileOpen: ApiGuard['wrap']): Pick<Notify, 'contacts' | 'lists' | 'campaigns' | 'drips'> {
+  const { contacts, lists, stats, campaigns, drips } = services;
   return {
     contacts: {
       upsert: whileOpen(contacts.upsert),

@@ -60,25 +60,26 @@ export function validateCampaign(ctx: Context, input: CampaignInput) {
   };
 }
 
+/** the stored column of each CampaignInput field (its own name where this does not say otherwise) */
+const COLUMN_OF: Partial<Record<keyof CampaignInput, keyof Campaign>> = {
+  markdownFile: 'markdown_file',
+  fromName: 'from_name',
+  fromEmail: 'from_email',
+  trackOpens: 'track_opens',
+  trackClicks: 'track_clicks',
+};
+const INPUT_FIELDS: (keyof CampaignInput)[] = ['subject', 'name', 'html', 'markdown', 'markdownFile', 'text', 'layout', 'list', 'segment', 'fromName', 'fromEmail', 'data', 'headers', 'trackOpens', 'trackClicks'];
+/** the bodies: a stored null is one the input never had, so it goes back as absent */
+const BODIES: (keyof CampaignInput)[] = ['html', 'markdown', 'markdownFile', 'text'];
+
 /** a stored campaign as the input that would create it (what update() merges the changes into) */
 export function inputOf(c: Campaign): CampaignInput {
-  return {
-    subject: c.subject,
-    name: c.name,
-    html: c.html ?? undefined,
-    markdown: c.markdown ?? undefined,
-    markdownFile: c.markdown_file ?? undefined,
-    text: c.text ?? undefined,
-    layout: c.layout,
-    list: c.list,
-    segment: c.segment,
-    fromName: c.from_name,
-    fromEmail: c.from_email,
-    data: c.data,
-    headers: c.headers,
-    trackOpens: c.track_opens,
-    trackClicks: c.track_clicks,
-  };
+  const row = c as unknown as Record<string, unknown>;
+  const fields = INPUT_FIELDS.map((f) => {
+    const value = row[COLUMN_OF[f] ?? f];
+    return [f, BODIES.includes(f) ? (value ?? undefined) : value];
+  });
+  return Object.fromEntries(fields) as CampaignInput;
 }
 
 export function withoutUndefined<T extends object>(o: T): Partial<T> {

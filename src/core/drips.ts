@@ -2,7 +2,7 @@ import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import type { ContentInput } from '../render/source.ts';
 import { minutes } from './clock.ts';
-import { createContactsService } from './contacts.ts';
+import type { ContactsService } from './contacts.ts';
 import { checkListName } from './lists.ts';
 import { checkMessage, optionalString } from './message-input.ts';
 import type { NewStep } from './storage/sequences.ts';
@@ -45,7 +45,7 @@ const MAX_STEPS = 100;
 /** ten years: anything longer is a unit mistake (seconds or milliseconds given as minutes) */
 const MAX_DELAY = 10 * 366 * 24 * 60;
 
-export function createDripsService(ctx: Context): DripsService {
+export function createDripsService(ctx: Context, contacts: Pick<ContactsService, 'get'>): DripsService {
   const getSequence = async (idOrName: number | string) => {
     if (typeof idOrName === 'number') return Number.isSafeInteger(idOrName) && idOrName > 0 ? ctx.store.sequences.getById(idOrName) : undefined;
     if (typeof idOrName !== 'string' || idOrName.trim() === '') return undefined;
@@ -62,7 +62,7 @@ export function createDripsService(ctx: Context): DripsService {
       if (typeof input !== 'object' || input === null) throw new NotifyError('INVALID_INPUT', 'drips.enroll() needs { contact, sequence }');
       if (typeof input.contact !== 'number' && typeof input.contact !== 'string') throw new NotifyError('INVALID_INPUT', 'enroll: contact must be a contact id or email address', { field: 'contact' });
       if (typeof input.sequence !== 'number' && typeof input.sequence !== 'string') throw new NotifyError('INVALID_INPUT', 'enroll: sequence must be a sequence id or name', { field: 'sequence' });
-      const contact = await createContactsService(ctx).get(input.contact);
+      const contact = await contacts.get(input.contact);
       if (!contact) throw new NotifyError('NOT_FOUND', `Contact ${JSON.stringify(input.contact)} not found`, { field: 'contact' });
       const sequence = await getSequence(input.sequence);
       if (!sequence) throw new NotifyError('NOT_FOUND', `Sequence ${JSON.stringify(input.sequence)} not found`, { field: 'sequence' });

@@ -3,7 +3,7 @@ import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
 import { type ContentInput, checkContent } from '../render/source.ts';
 import { isLeftOut, SEND_CATEGORIES, type SendCategory } from './categories.ts';
-import { createContactsService } from './contacts.ts';
+import type { ContactsService } from './contacts.ts';
 import { createDeliveryRun, type Delivered, type DeliveryJob } from './delivery.ts';
 import type { PreparedMessage } from './dispatch.ts';
 import { emailKey, normalizeEmail } from './email.ts';
@@ -48,7 +48,7 @@ const MAX_RECIPIENTS = 50;
  * A single recipient gets a contact (created `transactional` when unknown) so its unsubscribe link and
  * List-Unsubscribe work.
  */
-export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecord> {
+export async function sendOne(ctx: Context, contacts: Pick<ContactsService, 'get' | 'upsert'>, input: SendInput): Promise<SendRecord> {
   if (typeof input !== 'object' || input === null) throw new NotifyError('INVALID_INPUT', 'send() needs a message object');
   const to = addresses(input.to, 'to');
   const cc = addresses(input.cc, 'cc');
@@ -75,7 +75,6 @@ export async function sendOne(ctx: Context, input: SendInput): Promise<SendRecor
     const firstId = statuses.get(emailKey(to[0]))?.id ?? null;
     return ctx.store.sends.create({ token: newToken(), contact_id: firstId, to_email: to[0], subject, status: 'suppressed', suppressed_recipients: dropped }, now);
   }
-  const contacts = createContactsService(ctx);
   // A one-off message is nobody's subscription: an unknown address becomes `transactional`, which no
   // campaign reaches; a known contact keeps its status.
   const contact = all.length === 1 ? ((await contacts.get(all[0])) ?? (await contacts.upsert({ email: all[0] }, { initialStatus: 'transactional' }))) : null;

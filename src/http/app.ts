@@ -1,9 +1,10 @@
 import { Hono } from 'hono';
 import type { Context } from '../context.ts';
 import type { TrackingRecorder } from '../core/tracking-recorder.ts';
-import type { ClickResolver } from '../core/click-resolver.ts';
 import type { Views } from '../render/views.ts';
 import type { Notify } from '../notify.ts';
+import type { Services } from '../services.ts';
+import type { LimiterStore } from './rate-limit/index.ts';
 import type { ResolvedDriver } from '../webhooks/index.ts';
 
 /**
@@ -14,14 +15,16 @@ export type NotifyApp = Hono;
 
 export interface HttpParts {
   ctx: Context;
+  /** the instance's domain services (notify.ts builds them once) */
+  services: Services;
+  /** the rate-limit counters (`rateLimitStore`), one store for every route, closed by notify.close() */
+  limits: LimiterStore;
   /** group-commit buffer for open and click events (flushed by notify.close()) */
   recorder: TrackingRecorder;
   /** shipped views with the application's overrides under viewsPath */
   views: Views;
   /** registers cleanup run by notify.close() (e.g. a rate-limit store's Redis connection) */
   onClose?: (fn: () => Promise<void>) => void;
-  /** click destinations (shared with the node:http fast path, so both use one cache); built if absent */
-  clicks?: ClickResolver;
   /** the configured webhook driver; absent = POST /notify/webhook answers 400 */
   webhook?: ResolvedDriver;
   /** the public instance, once built: the JSON API calls its operations */

@@ -1,5 +1,5 @@
 import type { Context as HonoContext } from 'hono';
-import { type ClickTarget, createClickResolver } from '../core/click-resolver.ts';
+import type { ClickTarget } from '../core/click-resolver.ts';
 import type { RouteModule } from './app.ts';
 import { clientIp } from './client-ip.ts';
 import { header } from './request.ts';
@@ -14,7 +14,7 @@ import { viewPage } from './view-page.ts';
  */
 export const clickRoute: RouteModule = (app, parts) => {
   const { ctx, recorder } = parts;
-  const resolve = parts.clicks ?? createClickResolver(ctx);
+  const resolve = parts.services.clicks;
 
   const respond = (c: HonoContext, token: string, target: ClickTarget | undefined): Response | Promise<Response> => {
     if (!target) return viewPage(c, parts, 'link_invalid', {}, 404);

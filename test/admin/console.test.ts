@@ -141,6 +141,22 @@ forEachEngine('console sign-in', (h) => {
   });
 });
 
+forEachEngine('console and API sign-in budget', (h) => {
+  const notify = useNotify(h, { adminToken: TOKEN, clock: manualClock(T0) });
+
+  test('wrong tokens at the API and at the sign-in form share one budget per network (the default memory store too)', async () => {
+    const b = new Browser(notify);
+    const { csrf } = await b.page('/notify/admin/sign-in');
+    for (let i = 0; i < 5; i++) {
+      const res = await call(notify(), '/notify/api/v1/lists', { headers: { authorization: `Bearer guess-${i}` } });
+      assert.equal(res.status, 401, `API attempt ${i + 1}`);
+    }
+    for (let i = 5; i < 10; i++) assert.equal((await b.post('/notify/admin/sign-in', { csrf, token: `guess-${i}` })).status, 401, `form attempt ${i + 1}`);
+    assert.equal((await b.post('/notify/admin/sign-in', { csrf, token: 'guess-10' })).status, 429, 'the eleventh, counted with the API attempts');
+    assert.equal((await call(notify(), '/notify/api/v1/lists', { headers: { authorization: 'Bearer guess-11' } })).status, 429, 'and the API counts the form attempts');
+  });
+});
+
 forEachEngine('console compose', (h) => {
   const notify = useNotify(h, { adminToken: TOKEN, clock: manualClock(T0), baseUrl: 'https://mail.example' });
   const b = new Browser(notify);

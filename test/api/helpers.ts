@@ -3,6 +3,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { Hono } from 'hono';
 import { apiRoutes } from '../../src/http/api/index.ts';
 import { API_PREFIX } from '../../src/http/api/route.ts';
+import { createMemoryStore } from '../../src/http/rate-limit/memory.ts';
 import type { Notify } from '../../src/notify.ts';
 
 export const TOKEN = 'api-token-0123456789abcdef';
@@ -89,7 +90,7 @@ export function apiClient(notify: () => Notify, checker: DocumentChecker, base =
 /** Every route the API mounts on a Hono app (method and path), as the router registered them. */
 export function mountedRoutes(notify: Notify): { method: string; path: string }[] {
   const app = new Hono();
-  apiRoutes(app, { ctx: notify.context, recorder: { flush: async () => {} } as never, views: undefined as never, notify: () => notify });
+  apiRoutes(app, { ctx: notify.context, services: notify.services, limits: createMemoryStore(), recorder: { flush: async () => {} } as never, views: undefined as never, notify: () => notify });
   return app.routes.filter((r) => r.path.startsWith(API_PREFIX) && r.method !== 'ALL').map((r) => ({ method: r.method, path: r.path }));
 }
 

@@ -2,7 +2,6 @@ import { createReadStream, existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import { createContactsService } from '../../core/contacts.ts';
 import { assertDecodable, type CsvEncoding } from '../../core/csv.ts';
 import { type ImportOptions, importContacts } from '../../core/import.ts';
 import { parseStatus } from '../../core/import-columns.ts';
@@ -27,7 +26,7 @@ export function registerContactsImport(program: Command): void {
       await assertDecodable(createReadStream(file), encoding);
       const size = (await stat(file)).size;
       await withNotify(cmd, async (notify) => {
-        const contacts = createContactsService(notify.context);
+        const { contacts } = notify.services;
         const progress = reporter(size);
         const result = await importContacts(contacts, progress.count(createReadStream(file)), { lists: opts.list, status, encoding, onProgress: progress.update });
         progress.stop();

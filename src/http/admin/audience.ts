@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import type { Context } from '../../context.ts';
-import { createContactsService } from '../../core/contacts.ts';
-import { createListsService } from '../../core/lists.ts';
+import type { ContactsService } from '../../core/contacts.ts';
+import type { ListsService } from '../../core/lists.ts';
 import { contactTimeline, type TimelineEntry } from '../../core/timeline.ts';
 import { CONTACT_STATUSES, type ContactStatus } from '../../core/types.ts';
 import { isNotifyError } from '../../errors.ts';
@@ -15,9 +15,7 @@ const PER_PAGE = 50;
  * (search, filter by list and status, cursor pages) and GET /notify/admin/contacts/<id> (the person
  * and their timeline). Read-only, like the other admin pages.
  */
-export function registerAudiencePages(app: Hono, { ctx, views }: { ctx: Context; views: Views }): void {
-  const contacts = createContactsService(ctx);
-  const lists = createListsService(ctx);
+export function registerAudiencePages(app: Hono, { ctx, views, contacts, lists }: { ctx: Context; views: Views; contacts: ContactsService; lists: ListsService }): void {
 
   app.get('/notify/admin/lists', async (c) => {
     const all = await lists.list();

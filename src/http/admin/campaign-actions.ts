@@ -1,6 +1,6 @@
 import type { Context as HonoContext, Hono } from 'hono';
 import type { Context } from '../../context.ts';
-import { createCampaignsService } from '../../core/campaigns.ts';
+import type { CampaignsService } from '../../core/campaigns.ts';
 import { isNotifyError } from '../../errors.ts';
 import type { Views } from '../../render/views.ts';
 import { csrfOk } from './csrf.ts';
@@ -9,6 +9,7 @@ import { adminPage } from './render.ts';
 interface Parts {
   ctx: Context;
   views: Views;
+  campaigns: CampaignsService;
   /** the campaign page again, with the refusal shown (status 4xx) */
   showRefusal(c: HonoContext, id: string, message: string, status: number): Promise<Response>;
 }
@@ -21,8 +22,7 @@ type Action = (typeof ACTIONS)[number];
  * token is 403 and changes nothing; a refused action (INVALID_STATE, a past time) shows the page
  * again with the reason; a done one redirects (303) back to the page.
  */
-export function registerCampaignActions(app: Hono, { ctx, views, showRefusal }: Parts): void {
-  const campaigns = createCampaignsService(ctx);
+export function registerCampaignActions(app: Hono, { ctx, views, campaigns, showRefusal }: Parts): void {
   const run: Record<Action, (id: string, form: Record<string, unknown>) => Promise<unknown>> = {
     schedule: (id, f) => campaigns.schedule(Number(id), String(f.sendAt ?? '')),
     pause: (id) => campaigns.pause(Number(id)),

@@ -7,6 +7,7 @@ import { listOutbox, outboxDir } from './outbox-files.ts';
 import { adminPage, fmtDate, fmtRate, notFound, pageParam } from './render.ts';
 import type { Context } from '../../context.ts';
 import { allows } from '../../core/campaign-status.ts';
+import type { CampaignsService } from '../../core/campaigns.ts';
 import type { Campaign } from '../../core/types.ts';
 import { registerCampaignActions } from './campaign-actions.ts';
 import { csrfToken } from './csrf.ts';
@@ -19,10 +20,11 @@ interface Parts {
   ctx: Context;
   views: Views;
   stats: StatsService;
+  campaigns: CampaignsService;
 }
 
 /** GET /notify/admin (campaigns, sequences, outbox count) and GET /notify/admin/campaigns/:id */
-export function registerCampaignPages(app: Hono, { ctx, views, stats }: Parts): void {
+export function registerCampaignPages(app: Hono, { ctx, views, stats, campaigns }: Parts): void {
   const dashboard = async (c: HonoContext) => {
     const page = pageParam(c.req.query('page'));
     const rows = await stats.listCampaigns({ limit: PER_PAGE + 1, offset: (page - 1) * PER_PAGE });
@@ -47,7 +49,7 @@ export function registerCampaignPages(app: Hono, { ctx, views, stats }: Parts): 
     return adminPage(c, views, 'campaign', { ...campaignData(report), lc: lifecycleView(campaign, ctx.clock.now()), csrf: csrfToken(c, ctx.secret), notice, error: extra.error ?? null }, extra.status);
   };
   app.get('/notify/admin/campaigns/:id', (c) => campaignPage(c, c.req.param('id')));
-  registerCampaignActions(app, { ctx, views, showRefusal: (c, id, error, status) => campaignPage(c, id, { error, status }) });
+  registerCampaignActions(app, { ctx, views, campaigns, showRefusal: (c, id, error, status) => campaignPage(c, id, { error, status }) });
 
   app.get('/notify/admin/campaigns/:id/report.json', async (c) => {
     const report = await loadReport(stats, c.req.param('id'), c.req.query('bucket'));

@@ -1,8 +1,7 @@
 import type { Context as HonoContext, Hono } from 'hono';
 import type { Context } from '../../context.ts';
-import type { CampaignInput } from '../../core/campaigns.ts';
-import { createCampaignsService } from '../../core/campaigns.ts';
-import { createListsService } from '../../core/lists.ts';
+import type { CampaignInput, CampaignsService } from '../../core/campaigns.ts';
+import type { ListsService } from '../../core/lists.ts';
 import { escapeHtml } from '../../render/liquid.ts';
 import { isNotifyError } from '../../errors.ts';
 import type { Views } from '../../render/views.ts';
@@ -12,6 +11,8 @@ import { adminPage, MAIL_HEADERS } from './render.ts';
 interface Parts {
   ctx: Context;
   views: Views;
+  campaigns: CampaignsService;
+  lists: ListsService;
 }
 
 type Form = Record<string, string>;
@@ -23,9 +24,7 @@ type Form = Record<string, string>;
  * (how many the list and segment reach now, as JSON). All of them are the campaigns operations the
  * library and the API run; every POST needs the page's form token.
  */
-export function registerCompose(app: Hono, { ctx, views }: Parts): void {
-  const campaigns = createCampaignsService(ctx);
-  const lists = createListsService(ctx);
+export function registerCompose(app: Hono, { ctx, views, campaigns, lists }: Parts): void {
 
   const page = async (c: HonoContext, form: Form, error: string | null, status = 200) =>
     adminPage(c, views, 'compose', { title: 'New campaign', f: form, error, csrf: csrfToken(c, ctx.secret), lists: (await lists.list()).map((l) => l.name) }, status);

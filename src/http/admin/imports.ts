@@ -1,6 +1,6 @@
 import type { Context as HonoContext, Hono } from 'hono';
 import type { Context } from '../../context.ts';
-import { createListsService } from '../../core/lists.ts';
+import type { ListsService } from '../../core/lists.ts';
 import { CONTACT_STATUSES, type ContactStatus } from '../../core/types.ts';
 import { isNotifyError } from '../../errors.ts';
 import type { Views } from '../../render/views.ts';
@@ -15,6 +15,7 @@ interface Parts {
   views: Views;
   /** the API's background import jobs: one implementation, progress read the same way */
   imports: ImportJobs;
+  lists: ListsService;
 }
 
 const NO_STORE = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' };
@@ -24,8 +25,7 @@ const NO_STORE = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosni
  * /notify/admin/imports/:id (its progress; the page's script polls :id.json) and GET
  * /notify/admin/export.csv (the contacts, as `notify contacts:export` writes them).
  */
-export function registerImportPages(app: Hono, { ctx, views, imports }: Parts): void {
-  const lists = createListsService(ctx);
+export function registerImportPages(app: Hono, { ctx, views, imports, lists }: Parts): void {
   const page = async (c: HonoContext, error: string | null, status = 200) =>
     adminPage(c, views, 'import', { title: 'Import and export', error, csrf: csrfToken(c, ctx.secret), lists: (await lists.list()).map((l) => l.name), statuses: CONTACT_STATUSES, maxMb: MAX_CSV_BYTES / 1024 / 1024 }, status);
 

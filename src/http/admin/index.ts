@@ -3,11 +3,8 @@ import { join } from 'node:path';
 import { bodyLimit } from 'hono/body-limit';
 import type { RouteModule } from '../app.ts';
 import { MAX_CSV_BYTES } from '../api/imports.ts';
-import { createStatsService } from '../../core/stats.ts';
-import { statsAfterFlush } from '../../core/tracking-stats.ts';
 import { SHIPPED_VIEWS } from '../../render/views.ts';
 import { AUTH_FAILURE_RULE, createTokenGate } from '../api/auth.ts';
-import { createLimiterStore } from '../rate-limit/index.ts';
 import { registerAudiencePages } from './audience.ts';
 import { requireAdmin, SCRIPT_PATH, SIGN_IN_PATH } from './auth.ts';
 import { registerCampaignPages } from './campaigns.ts';
@@ -31,7 +28,7 @@ const SCRIPT = readFileSync(join(SHIPPED_VIEWS, 'notify/admin/console.js'));
  * the token or session check first; every form carries the session's form token (csrf.ts).
  */
 export const adminRoutes: RouteModule = (app, parts) => {
-  const { ctx, views, recorder } = parts;
+  const { ctx, views, services } = parts;
   const token = ctx.config.adminToken;
   if (!token) return;
   if (token.length < 16) ctx.log.warn('adminToken is shorter than 16 characters; use a long random value');
@@ -56,22 +53,19 @@ export const adminRoutes: RouteModule = (app, parts) => {
   app.use('/notify/admin', formToken);
   app.use('/notify/admin/*', formToken);
   // sign-in failures count against the same per-network budget as the API's (same rule, same store)
-  const limits = createLimiterStore(ctx);
-  parts.onClose?.(() => limits.close());
-  const gate = createTokenGate({ token, limiter: limits.limiter(AUTH_FAILURE_RULE), clock: ctx.clock, trustProxy: ctx.config.trustProxy });
+  const gate = createTokenGate({ token, limiter: parts.limits.limiter(AUTH_FAILURE_RULE), clock: ctx.clock, trustProxy: ctx.config.trustProxy });
   registerSignIn(app, { ctx, views, keys, gate });
   app.get(SCRIPT_PATH, (c) =>
     c.body(new Uint8Array(SCRIPT), 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' }),
   );
-  registerCompose(app, { ctx, views });
-  // figures include the opens and clicks this server has buffered but not yet written
-  const stats = statsAfterFlush(createStatsService(ctx), recorder);
-  registerCampaignPages(app, { ctx, views, stats });
-  registerSequencePages(app, { ctx, views, stats });
-  const imports = createImportJobs(ctx);
+  const { stats, campaigns, lists, contacts, drips } = services;
+  registerCompose(app, { ctx, views, campaigns, lists });
+  registerCampaignPages(app, { ctx, views, stats, campaigns });
+  registerSequencePages(app, { views, stats, drips });
+  const imports = createImportJobs(ctx, contacts);
   parts.onClose?.(() => imports.close());
-  registerImportPages(app, { ctx, views, imports });
+  registerImportPages(app, { ctx, views, imports, lists });
   registerOutboxPages(app, { ctx, views });
-  registerAudiencePages(app, { ctx, views });
+  registerAudiencePages(app, { ctx, views, contacts, lists });
   registerWebhookPages(app, { ctx, views });
 };

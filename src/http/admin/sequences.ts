@@ -1,19 +1,17 @@
 import type { Hono } from 'hono';
-import type { Context } from '../../context.ts';
-import { createDripsService } from '../../core/drips.ts';
+import type { DripsService } from '../../core/drips.ts';
 import type { StatsService } from '../../core/stats.ts';
 import type { Views } from '../../render/views.ts';
 import { adminPage, fmtDate, notFound } from './render.ts';
 
 interface Parts {
-  ctx: Context;
   views: Views;
   stats: StatsService;
+  drips: Pick<DripsService, 'getSequence'>;
 }
 
 /** GET /notify/admin/sequences (each with its enrollments by status) and /notify/admin/sequences/:id (its steps). */
-export function registerSequencePages(app: Hono, { ctx, views, stats }: Parts): void {
-  const drips = createDripsService(ctx);
+export function registerSequencePages(app: Hono, { views, stats, drips }: Parts): void {
 
   app.get('/notify/admin/sequences', async (c) => adminPage(c, views, 'sequences', { title: 'Drip sequences', sequences: await stats.listSequences() }));
 

@@ -1,6 +1,6 @@
 import type { JsonSchema } from './route.ts';
 import { ref } from './route.ts';
-import { arrayOf, bool, dateTime, freeObject, input, int, nullable, record, str, text } from './schemas.ts';
+import { arrayOf, bool, counts, dateTime, freeObject, input, int, nullable, record, str, text } from './schemas.ts';
 
 const rate = nullable({ type: 'number' });
 const layout: JsonSchema = { anyOf: [{ type: 'string' }, { const: false }, { type: 'null' }], description: 'layout view name; null = defaultLayout; false = none' };
@@ -52,10 +52,7 @@ export const campaignSchemas: Record<string, JsonSchema> = {
   ),
   CampaignRunResult: record(
     {
-      campaignId: int,
-      sent: int,
-      failed: int,
-      suppressed: int,
+      ...counts('campaignId', 'sent', 'failed', 'suppressed'),
       interrupted: { ...int, description: 'rows a crashed run left sending, marked failed (reason interrupted)' },
       remaining: { ...int, description: 'audience members still without a send row' },
       deferred: { ...int, description: 'sends of this run that failed for a reason that may pass; retried later' },

@@ -1,5 +1,5 @@
 import type { Context } from '../../context.ts';
-import { createContactsService } from '../../core/contacts.ts';
+import type { ContactsService } from '../../core/contacts.ts';
 import { assertDecodable, type CsvEncoding, parseCsvRecords } from '../../core/csv.ts';
 import { importContacts } from '../../core/import.ts';
 import { planColumns } from '../../core/import-columns.ts';
@@ -45,11 +45,10 @@ const CHUNK = 64 * 1024;
  */
 const stopped = () => new NotifyError('CLOSED', 'The server stopped during the import; run it again (rows already stored are unchanged the second time)');
 
-export function createImportJobs(ctx: Context): ImportJobs {
+export function createImportJobs(ctx: Context, contacts: ContactsService): ImportJobs {
   const jobs = new Map<string, ImportJob>();
   const running = new Set<Promise<void>>();
   let closing = false;
-  const contacts = createContactsService(ctx);
 
   async function run(job: ImportJob, csv: Buffer, opts: Parameters<ImportJobs['start']>[1]) {
     async function* chunks() {

@@ -1,7 +1,7 @@
 import type { CsvEncoding } from '../../core/csv.ts';
 import { CONTACT_STATUSES, type ContactStatus } from '../../core/types.ts';
 import type { ApiRoute, JsonSchema } from './route.ts';
-import { found, ref } from './route.ts';
+import { getOne, ref } from './route.ts';
 import { arrayOf, dateTime, int, nullable, record, str, text } from './schemas.ts';
 
 /** A CSV upload over this is refused (413); larger files go through `notify contacts:import`. */
@@ -47,17 +47,11 @@ export const importRoutes: ApiRoute[] = [
       return { status: 202, body: job, headers: { Location: `/notify/api/v1/imports/${job.id}` } };
     },
   },
-  {
-    method: 'get',
-    path: '/imports/{id}',
-    operationId: 'getImport',
-    tag: 'imports',
-    summary: "An import's progress and, once done, its counts and rejected rows",
-    params: { id: { description: 'the job id from POST /imports' } },
-    responses: { 200: { description: 'the job', schema: ref('ImportJob') } },
-    problems: [404],
-    handle: async ({ deps, params }) => {
-      return { body: found(deps.imports.get(params.id), 'No such import (jobs are kept by the server that ran them, the last 100)', 'id') };
-    },
-  },
+  getOne(
+    { path: '/imports/{id}', operationId: 'getImport', tag: 'imports', summary: "An import's progress and, once done, its counts and rejected rows" },
+    { name: 'id', description: 'the job id from POST /imports' },
+    { description: 'the job', schema: ref('ImportJob') },
+    (deps, id) => deps.imports.get(id),
+    () => 'No such import (jobs are kept by the server that ran them, the last 100)',
+  ),
 ];

@@ -1,7 +1,4 @@
-import { createStatsService } from '../../core/stats.ts';
-import { statsAfterFlush } from '../../core/tracking-stats.ts';
 import type { RouteModule } from '../app.ts';
-import { createLimiterStore } from '../rate-limit/index.ts';
 import { AUTH_FAILURE_RULE, createApiAuth } from './auth.ts';
 import { campaignRoutes, campaignSchemas } from './campaigns.ts';
 import { contactRoutes, contactSchemas } from './contacts.ts';
@@ -43,21 +40,16 @@ export const API_DOCUMENT = openApiDocument(API_ROUTES, API_SCHEMAS);
  * library would, under the same guard (a closed instance, a lost database).
  */
 export const apiRoutes: RouteModule = (app, parts) => {
-  const { ctx } = parts;
+  const { ctx, services } = parts;
   const token = ctx.config.adminToken;
   if (!token || !parts.notify) return;
-  const limits = createLimiterStore(ctx);
-  const imports = createImportJobs(ctx);
-  parts.onClose?.(async () => {
-    await imports.close();
-    await limits.close();
-  });
-  const stats = statsAfterFlush(createStatsService(ctx), parts.recorder);
+  const imports = createImportJobs(ctx, services.contacts);
+  parts.onClose?.(() => imports.close());
   const notify = parts.notify;
   let deps: ApiDeps | undefined;
   mountRoutes(app, API_ROUTES, {
-    deps: () => (deps ??= { notify: notify(), ctx, stats, imports }),
-    authenticate: createApiAuth({ token, limiter: limits.limiter(AUTH_FAILURE_RULE), clock: ctx.clock, trustProxy: ctx.config.trustProxy }),
+    deps: () => (deps ??= { notify: notify(), ctx, stats: services.stats, imports }),
+    authenticate: createApiAuth({ token, limiter: parts.limits.limiter(AUTH_FAILURE_RULE), clock: ctx.clock, trustProxy: ctx.config.trustProxy }),
     validate: createValidator(API_SCHEMAS),
     log: ctx.log,
   });

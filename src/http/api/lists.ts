@@ -1,6 +1,6 @@
 
 import type { ApiRoute, JsonSchema } from './route.ts';
-import { found, ref } from './route.ts';
+import { getOne, ref } from './route.ts';
 import { arrayOf, bool, dateTime, input, int, nullable, record, str, text } from './schemas.ts';
 
 export const listSchemas: Record<string, JsonSchema> = {
@@ -35,20 +35,13 @@ export const listRoutes: ApiRoute[] = [
     problems: [409, 422],
     handle: async ({ deps, body }) => ({ status: 201, body: await deps.notify.lists.create(body as { name: string }) }),
   },
-  {
-    method: 'get',
-    path: '/lists/{name}',
-    operationId: 'getList',
-    tag: 'lists',
-    summary: 'One list with its subscriber count',
-    params: { name: { description: 'the list name, any case' } },
-    responses: { 200: { description: 'the list', schema: ref('List') } },
-    problems: [404],
-    handle: async ({ deps, params }) => {
-      const list = (await deps.notify.lists.list()).find((l) => l.name.toLowerCase() === params.name.toLowerCase());
-      return { body: found(list, `No list named ${JSON.stringify(params.name)}`, 'name') };
-    },
-  },
+  getOne(
+    { path: '/lists/{name}', operationId: 'getList', tag: 'lists', summary: 'One list with its subscriber count' },
+    { name: 'name', description: 'the list name, any case' },
+    { description: 'the list', schema: ref('List') },
+    async (deps, name) => (await deps.notify.lists.list()).find((l) => l.name.toLowerCase() === name.toLowerCase()),
+    (name) => `No list named ${JSON.stringify(name)}`,
+  ),
   {
     method: 'delete',
     path: '/lists/{name}',

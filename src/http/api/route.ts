@@ -84,3 +84,31 @@ export function found<T>(value: T | null | undefined, message: string, field: st
   if (value === undefined || value === null) throw new NotifyError('NOT_FOUND', message, { field });
   return value;
 }
+
+/** The path parameter that names the resource, as the document describes it. */
+export interface KeyParam {
+  name: string;
+  description: string;
+  schema?: JsonSchema;
+}
+
+/**
+ * The GET of one resource named by a path parameter: 200 with what `find` returns, 404 (NOT_FOUND,
+ * the parameter as the field at fault) with `missing`'s message when it returns nothing.
+ */
+export function getOne(
+  route: Pick<ApiRoute, 'path' | 'operationId' | 'tag' | 'summary'>,
+  key: KeyParam,
+  reply: ApiResponse,
+  find: (deps: ApiDeps, key: string) => unknown,
+  missing: (key: string) => string,
+): ApiRoute {
+  return {
+    ...route,
+    method: 'get',
+    params: { [key.name]: { description: key.description, ...(key.schema ? { schema: key.schema } : {}) } },
+    responses: { 200: reply },
+    problems: [404],
+    handle: async ({ deps, params }) => ({ body: found(await find(deps, params[key.name]), missing(params[key.name]), key.name) }),
+  };
+}

@@ -7,6 +7,9 @@ export const str: JsonSchema = { type: 'string' };
 export const bool: JsonSchema = { type: 'boolean' };
 export const freeObject: JsonSchema = { type: 'object' };
 
+/** Plain whole-number properties, one a name (counts such as sent and failed). */
+export const counts = (...names: string[]): Record<string, JsonSchema> => Object.fromEntries(names.map((n) => [n, int]));
+
 export const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
 export const arrayOf = (items: JsonSchema, extra: JsonSchema = {}): JsonSchema => ({ type: 'array', items, ...extra });
 

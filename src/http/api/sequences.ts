@@ -3,7 +3,7 @@ import { ENROLLMENT_STATUSES, type EnrollmentStatus } from '../../core/types.ts'
 import type { SequenceInput } from '../../core/drips.ts';
 import { CAMPAIGN_INPUT } from './campaign-schemas.ts';
 import type { ApiDeps, ApiRoute, JsonSchema } from './route.ts';
-import { found, ref } from './route.ts';
+import { found, getOne, ref } from './route.ts';
 import { arrayOf, dateTime, digits, input, int, nullable, record, str, text } from './schemas.ts';
 
 const { subject, html, markdown, markdownFile, text: textBody, layout } = (CAMPAIGN_INPUT.properties ?? {}) as Record<string, JsonSchema>;
@@ -117,18 +117,11 @@ export const sequenceRoutes: ApiRoute[] = [
       return { body: page };
     },
   },
-  {
-    method: 'get',
-    path: '/enrollments/{id}',
-    operationId: 'getEnrollment',
-    tag: 'sequences',
-    summary: 'One enrollment: its status, step and next send time',
-    params: { id: { description: 'enrollment id', schema: digits } },
-    responses: { 200: { description: 'the enrollment', schema: ref('Enrollment') } },
-    problems: [404],
-    handle: async ({ deps, params }) => {
-      const enrollment = /^[0-9]{1,15}$/.test(params.id) ? await deps.notify.drips.getEnrollment(Number(params.id)) : undefined;
-      return { body: found(enrollment, `Enrollment ${JSON.stringify(params.id)} not found`, 'id') };
-    },
-  },
+  getOne(
+    { path: '/enrollments/{id}', operationId: 'getEnrollment', tag: 'sequences', summary: 'One enrollment: its status, step and next send time' },
+    { name: 'id', description: 'enrollment id', schema: digits },
+    { description: 'the enrollment', schema: ref('Enrollment') },
+    (deps, id) => (/^[0-9]{1,15}$/.test(id) ? deps.notify.drips.getEnrollment(Number(id)) : undefined),
+    (id) => `Enrollment ${JSON.stringify(id)} not found`,
+  ),
 ];

@@ -1,8 +1,4 @@
-import { createContactsService } from '../../core/contacts.ts';
-import { createOptin } from '../../core/optin.ts';
-import { createConfirmationSender } from '../../core/optin-mail.ts';
 import type { RouteModule } from '../app.ts';
-import { createLimiterStore } from '../rate-limit/index.ts';
 import { doConfirm, showConfirm } from './confirm.ts';
 import { handleCapture } from './route.ts';
 
@@ -12,12 +8,8 @@ export const ADDRESS_RULE = { name: 'capture:address', points: 3, windowSec: 360
 /** POST /notify/capture, GET and POST /notify/confirm/<token>. */
 export const captureRoutes: RouteModule = (app, parts) => {
   const { ctx } = parts;
-  const limits = createLimiterStore(ctx);
-  parts.onClose?.(() => limits.close());
-  const { views } = parts;
-  const contacts = createContactsService(ctx);
-  // the instance's one mailer (one SMTP pool), as the `mailer` option and testMode make it
-  const optin = createOptin(ctx, views, createConfirmationSender(ctx));
+  const { limits } = parts;
+  const { contacts, optin } = parts.services;
   const deps = {
     ctx,
     contacts,

@@ -18,6 +18,13 @@ export function memoryLimiter(rule: LimitRule, prefix = 'notify'): Limiter {
   };
 }
 
+/** One counter per rule name: the admin sign-in and the API ask for the same rule and share its budget. */
 export function createMemoryStore(): LimiterStore {
-  return { kind: 'memory', limiter: (rule) => memoryLimiter(rule), close: async () => {} };
+  const made = new Map<string, Limiter>();
+  const limiter = (rule: LimitRule): Limiter => {
+    let found = made.get(rule.name);
+    if (!found) made.set(rule.name, (found = memoryLimiter(rule)));
+    return found;
+  };
+  return { kind: 'memory', limiter, close: async () => {} };
 }

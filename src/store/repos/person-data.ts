@@ -39,19 +39,38 @@ export async function exportPage(db: Kysely<Database>, after: number, limit: num
 async function listsOf(db: Kysely<Database>, ids: number[]): Promise<Map<number, Record<string, unknown>[]>> {
   const out = new Map<number, Record<string, unknown>[]>();
   if (ids.length === 0) return out;
-  const rows = await db
-    .selectFrom('notify_list_members')
-    .innerJoin('notify_lists', 'notify_lists.id', 'notify_list_members.list_id')
-    .selectAll('notify_list_members')
-    .select('notify_lists.name')
-    .where('notify_list_members.contact_id', 'in', ids)
-    .orderBy('notify_lists.name')
-    .execute();
-  for (const r of rows as Record<string, unknown>[]) {
+  const rows = await ownedRows(db, MEMBERSHIPS, ids, 'notify_lists.name');
+  for (const r of rows) {
     const row = { ...r, list_id: Number(r.list_id), contact_id: Number(r.contact_id) };
     out.set(row.contact_id, [...(out.get(row.contact_id) ?? []), row]);
   }
   return out;
+}
+
+/** A person's rows that belong to something named: memberships (of a list), enrollments (in a sequence). */
+interface Owned {
+  table: 'notify_list_members' | 'notify_enrollments';
+  owner: 'notify_lists' | 'notify_sequences';
+  key: 'list_id' | 'sequence_id';
+  /** the column the owner's name comes back as */
+  as: string;
+}
+const MEMBERSHIPS: Owned = { table: 'notify_list_members', owner: 'notify_lists', key: 'list_id', as: 'name' };
+const ENROLLMENTS: Owned = { table: 'notify_enrollments', owner: 'notify_sequences', key: 'sequence_id', as: 'sequence' };
+
+/** The rows of `ids`' contacts in `o.table`, each with its owner's name. */
+async function ownedRows(db: Kysely<Database>, o: Owned, ids: number[], orderBy: string): Promise<Record<string, unknown>[]> {
+  // the tables are chosen at run time, so the builder is typed loosely; the names in Owned are all it takes
+  const loose = db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+  const { table, owner, key, as }: Record<keyof Owned, string> = o;
+  return loose
+    .selectFrom(table)
+    .innerJoin(owner, `${owner}.id`, `${table}.${key}`)
+    .selectAll(table)
+    .select(`${owner}.name as ${as}`)
+    .where(`${table}.contact_id`, 'in', ids)
+    .orderBy(orderBy)
+    .execute();
 }
 
 export async function listId(db: Kysely<Database>, name: string): Promise<number | undefined> {
@@ -68,14 +87,7 @@ export async function personRows(db: Kysely<Database>, id: number): Promise<Pers
   if (!contact) return undefined;
   const sends = await db.selectFrom('notify_sends').selectAll().where('contact_id', '=', id).orderBy('id').execute();
   const events = await db.selectFrom('notify_events').selectAll().where(await ofPerson(db, id)).orderBy('id').execute();
-  const enrollments = await db
-    .selectFrom('notify_enrollments')
-    .innerJoin('notify_sequences', 'notify_sequences.id', 'notify_enrollments.sequence_id')
-    .selectAll('notify_enrollments')
-    .select('notify_sequences.name as sequence')
-    .where('notify_enrollments.contact_id', '=', id)
-    .orderBy('notify_enrollments.id')
-    .execute();
+  const enrollments = await ownedRows(db, ENROLLMENTS, [id], 'notify_enrollments.id');
   const statusChanges = await statusChangesOf(db, id).orderBy('h.id').execute();
   return { contact, lists: (await listsOf(db, [id])).get(id) ?? [], sends, events, enrollments, statusChanges };
 }

@@ -2,7 +2,7 @@ import { NotifyError } from '../../errors.ts';
 import type { ParsedWebhookEvent, WebhookEventType, WebhookRequest } from '../contract.ts';
 import { addressOf, isRecord, safeEqual, str } from '../payload-fields.ts';
 import { jsonBody } from '../request-body.ts';
-import { ProviderWebhookDriver } from './provider-driver.ts';
+import { ProviderWebhookDriver, reasonTypes } from './provider-driver.ts';
 
 export interface PostmarkWebhookDriverOptions {
   /** the HTTP Basic user set in the webhook's settings (Postmark: Webhooks -> Basic auth credentials) */
@@ -15,10 +15,7 @@ export interface PostmarkWebhookDriverOptions {
 const HARD = new Set(['HardBounce', 'BadEmailAddress']);
 const SOFT = new Set(['Transient', 'SoftBounce', 'DnsError', 'Blocked', 'Unknown']);
 /** Why Postmark stopped sending to an address, when that is a reason for notify to stop too. */
-const SUPPRESSION = new Map<string, WebhookEventType>([
-  ['HardBounce', 'bounce'],
-  ['SpamComplaint', 'complaint'],
-]);
+const SUPPRESSION = reasonTypes({ HardBounce: 'bounce', SpamComplaint: 'complaint' });
 
 /**
  * Postmark bounce and spam-complaint webhooks. Postmark does not sign webhook requests; it sends

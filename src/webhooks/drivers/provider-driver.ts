@@ -1,4 +1,4 @@
-import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookRequest } from '../contract.ts';
+import type { ParsedWebhookEvent, WebhookDriverInterface, WebhookEventType, WebhookRequest } from '../contract.ts';
 import { type IncomingWebhook, withRequest } from '../request-body.ts';
 
 /**
@@ -36,4 +36,9 @@ export abstract class ProviderWebhookDriver implements WebhookDriverInterface {
   parseEvents(incoming: IncomingWebhook): ParsedWebhookEvent[] | Promise<ParsedWebhookEvent[]> {
     return withRequest(incoming, (request) => this.events(request));
   }
+}
+
+/** A provider's reasons (as it spells them) that mean the address bounced or complained, and which. */
+export function reasonTypes(table: Record<string, WebhookEventType>): ReadonlyMap<string, WebhookEventType> {
+  return new Map(Object.entries(table));
 }

@@ -3,7 +3,7 @@ import { NotifyError } from '../../errors.ts';
 import type { ParsedWebhookEvent, WebhookEventType, WebhookRequest } from '../contract.ts';
 import { addressOf, isRecord, str } from '../payload-fields.ts';
 import { jsonBody } from '../request-body.ts';
-import { ProviderWebhookDriver } from './provider-driver.ts';
+import { ProviderWebhookDriver, reasonTypes } from './provider-driver.ts';
 
 export interface SendGridWebhookDriverOptions {
   /** the Signed Event Webhook's verification key: base64 (as SendGrid shows it) or PEM */
@@ -19,11 +19,7 @@ const TIMESTAMP = 'x-twilio-email-event-webhook-timestamp';
  * SendGrid sends no bounce or spamreport for an address already on its own suppression lists: it
  * drops the message and says why. These reasons mean the address bounced or complained before.
  */
-const DROPPED = new Map<string, WebhookEventType>([
-  ['bounced address', 'bounce'],
-  ['invalid', 'bounce'],
-  ['spam reporting address', 'complaint'],
-]);
+const DROPPED = reasonTypes({ 'bounced address': 'bounce', invalid: 'bounce', 'spam reporting address': 'complaint' });
 
 /**
  * SendGrid's Signed Event Webhook: an ECDSA P-256 / SHA-256 signature (base64 DER) over the
