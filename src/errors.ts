@@ -14,6 +14,7 @@ export const ErrorCodes = {
   INVALID_STATE: 'Not allowed in the current status',
   EMPTY_AUDIENCE: 'Campaign audience is empty',
   MAILER_FAILED: 'Mailer failed',
+  NOT_RELEASED: 'Message held back: its send was not committed as started',
   SMTPUTF8_REQUIRED: 'A non-ASCII local part needs a server that offers SMTPUTF8',
   STORE_UNAVAILABLE: 'Database is unavailable',
   WEBHOOK_DRIVER: 'Webhook driver problem',

@@ -10,9 +10,10 @@ import type { SendOutcome } from './storage/sends.ts';
  * the pool (how many deliveries are in flight), `throttleMs` (a pause between every two sends of
  * the whole run, whatever the chunks), and outcome recording: each outcome is handed to the
  * caller's `record` as it happens, in groups of up to 20 ms, so a crash leaves in doubt only the
- * sends in flight and the last group. With `start`, a send is committed as started before the
- * mailer gets it, in one write with the outcomes that came in meanwhile: a crash then leaves in
- * doubt only the sends in flight, at most one per slot of the pool.
+ * sends in flight and the last group. With `start`, a send is committed as started, in one write
+ * with the outcomes that came in meanwhile, before the mailer may let it leave: the commit
+ * overlaps the rendering and the SMTP transaction up to the end of its data, so a slot does not
+ * sit idle through it, and a crash leaves in doubt only the sends in flight, at most one per slot.
  */
 export interface DeliveryJob extends DeliveryTarget {
   /** the message, or how to get it (a drip step compiles on first use; a failure there fails the job) */
@@ -50,8 +51,9 @@ export interface DeliveryOptions<J extends DeliveryJob> {
 }
 
 /**
- * Deliveries in flight at once when not throttled: the SMTP pool's size, so a send that is marked
- * started is one a connection has taken, not one waiting in the pool's queue (the crash window).
+ * Deliveries in flight at once when not throttled, for a mailer that does not say how many it
+ * carries (an SMTP mailer says its pool's size, `maxConnections`): a send that is marked started
+ * is one a connection has taken, not one waiting in the pool's queue (the crash window).
  */
 const CONCURRENCY = 5;
 /**
@@ -94,8 +96,8 @@ async function writeGroup<J extends DeliveryJob>(opts: DeliveryOptions<J>, grant
     granted.add(job);
 }
 
-/** the job's message (built now when it is a function) handed to the mailer; a message that cannot be built fails the send */
-async function deliverOne<J extends DeliveryJob>(dispatcher: Context['dispatcher'], job: J): Promise<SendOutcome> {
+/** the job's message (built now when it is a function) handed to the mailer, to leave once `ready`; a message that cannot be built fails the send */
+async function deliverOne<J extends DeliveryJob>(dispatcher: Context['dispatcher'], job: J, ready: Promise<boolean> | undefined): Promise<SendOutcome> {
   let message: PreparedMessage;
   try {
     message = typeof job.message === 'function' ? await job.message() : job.message;
@@ -103,7 +105,7 @@ async function deliverOne<J extends DeliveryJob>(dispatcher: Context['dispatcher
     const failure = classifyFailure(err);
     return { id: job.send.id, status: 'failed', error: failure.reason, transient: failure.transient };
   }
-  return dispatcher.deliver(message, job);
+  return dispatcher.deliver(message, job, ready);
 }
 
 export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'config' | 'dispatcher' | 'pacer'>, opts: DeliveryOptions<J>): DeliveryRun<J> {
@@ -118,9 +120,8 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
     starting = 0;
     return writeGroup(opts, granted, items);
   }, GROUP_MS);
-  /** true once the job is committed as started (at once without a `start` hook) */
+  /** true once the job is committed as started */
   const begin = async (job: J): Promise<boolean> => {
-    if (!opts.start) return true;
     writer.add({ job });
     starting++;
     // At once when all slots but one wait or none is in the mailer; else a little later, so the
@@ -147,18 +148,18 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
           const left = pacer ? await pacer.acquire(recipientsOf(jobs[i])) : undefined;
           // a stop that came while waiting for a sending turn leaves this job unstarted (a hole)
           if (left && opts.stop?.()) return left();
-          if (!(await begin(jobs[i]))) {
-            left?.();
-            continue;
-          }
+          // rendered and all but handed over while its start commits; it leaves only once committed, a start refused holds it back
+          const ready = opts.start ? begin(jobs[i]) : undefined;
+          ready?.catch(() => {});
           delivering++;
-          const outcome = await deliverOne(ctx.dispatcher, jobs[i]).finally(delivered);
+          const outcome = await deliverOne(ctx.dispatcher, jobs[i], ready).finally(delivered);
           left?.();
+          if (ready && !(await ready)) continue;
           outcomes[i] = outcome;
           writer.add({ job: jobs[i], outcome });
         }
       };
-      slots = throttleMs > 0 ? 1 : Math.min(CONCURRENCY, jobs.length);
+      slots = throttleMs > 0 ? 1 : Math.min(Math.max(1, ctx.dispatcher.concurrency ?? CONCURRENCY), jobs.length);
       await Promise.all(Array.from({ length: slots }, worker));
       return outcomes;
     },

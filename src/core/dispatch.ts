@@ -10,7 +10,7 @@ import { listUnsubscribeHeaders } from './list-headers.ts';
 import { assertHeaderValue, checkHeaders, checkSubject, formatFrom, hasHeader } from './headers.ts';
 import { type LinkScope, scopeSignature } from './link-refs.ts';
 import { storeScopeLinks } from './link-lists.ts';
-import type { ComposerFactory, MessageComposer, OutgoingMessage } from './mailer.ts';
+import type { ComposerFactory, Mailer, MailResult, MessageComposer, OutgoingMessage } from './mailer.ts';
 import type { SendOutcome } from './storage/sends.ts';
 import type { RecipientContact } from './types.ts';
 
@@ -56,9 +56,13 @@ export interface Dispatcher {
    * delivery: the outcome says `failed` (the mailer returned false or threw, header injection in a
    * rendered subject; `transient` when trying again later may succeed) or `suppressed` (the
    * contact is unsubscribed, bounced or complained). Writes nothing to the store: the caller
-   * records outcomes.
+   * records outcomes. With `ready`, the message cannot leave before it resolves true (the send
+   * committed as started); rendering and what the mailer can do before then overlap the wait, and
+   * `false` holds the message back (an outcome the caller drops).
    */
-  deliver(message: PreparedMessage, target: DeliveryTarget): Promise<SendOutcome>;
+  deliver(message: PreparedMessage, target: DeliveryTarget, ready?: Promise<boolean>): Promise<SendOutcome>;
+  /** how many deliveries the mailer carries at once (an SMTP pool's connections) */
+  readonly concurrency: number | undefined;
   /** everything a delivery does except calling the mailer (benchmarks and tests) */
   render(message: PreparedMessage, target: DeliveryTarget): Promise<OutgoingMessage>;
 }
@@ -99,12 +103,12 @@ export function createDispatcher(ctx: DispatchContext, composerFor: ComposerFact
       }
       return p;
     },
-    async deliver(message, target) {
+    async deliver(message, target, ready) {
       const { send, contact } = target;
       if (contact && isLeftOut(contact.status, target.category)) return { id: send.id, status: 'suppressed' };
       try {
         const out = await render(message, target);
-        const result = await ctx.mailer.send(out);
+        const result = await mail(ctx.mailer, out, ready);
         if (result === false) return { id: send.id, status: 'failed', error: REFUSED.reason, transient: REFUSED.transient, final: REFUSED.final };
         const messageId = (typeof result === 'object' && result?.messageId) || out.messageId || null;
         return { id: send.id, status: 'sent', message_id: messageId };
@@ -115,7 +119,16 @@ export function createDispatcher(ctx: DispatchContext, composerFor: ComposerFact
       }
     },
     render,
+    concurrency: ctx.mailer.concurrency,
   };
+}
+
+/** a mailer that cannot hold a message back until `ready` gets it only once `ready` said true */
+async function mail(mailer: Mailer, out: OutgoingMessage, ready: Promise<boolean> | undefined): Promise<MailResult | boolean> {
+  if (!ready) return mailer.send(out);
+  if (mailer.sendWhen) return mailer.sendWhen(out, ready);
+  if (!(await ready)) throw new NotifyError('NOT_RELEASED', 'The message was held back: its send was not committed as started');
+  return mailer.send(out);
 }
 
 /** Contact fields Liquid may print as `{{ contact.* }}`. */

@@ -42,6 +42,16 @@ export interface MailResult {
 export interface Mailer {
   readonly name: string;
   send(message: OutgoingMessage): Promise<MailResult | boolean>;
+  /**
+   * Optional: `send`, except that the provider cannot accept the message before `ready` resolves
+   * true. The work before that point (the envelope, the body) may overlap whatever `ready` waits
+   * for (the commit that marks the send started); `false` or a rejection abandons the message
+   * untaken (a `NOT_RELEASED` error, or the rejection). Without it, `send` is called only after
+   * `ready`.
+   */
+  sendWhen?(message: OutgoingMessage, ready: Promise<boolean>): Promise<MailResult | boolean>;
+  /** how many messages it carries at once (an SMTP pool's connections); the delivery loop's pool follows it */
+  readonly concurrency?: number;
   close?(): Promise<void>;
 }
 

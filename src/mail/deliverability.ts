@@ -39,6 +39,8 @@ export function withDeliverability(mailer: Mailer, o: DeliverabilityOptions): Ma
   return {
     name: mailer.name,
     send: (m) => mailer.send(prepare(m)),
+    sendWhen: mailer.sendWhen && ((m, ready) => mailer.sendWhen!(prepare(m), ready)),
+    concurrency: mailer.concurrency,
     close: mailer.close && (() => mailer.close!()),
   };
 }

@@ -1,3 +1,4 @@
+import { NotifyError } from '../errors.ts';
 import { dataBody } from './dot-stuffing.ts';
 import { type Envelope, envelopeCommands, type Replies, type SentMessage, sortRecipients } from './smtp-envelope.ts';
 import { connect, defaultName, type SmtpSessionOptions, startTls } from './smtp-connect.ts';
@@ -81,9 +82,10 @@ export class SmtpSession extends SmtpExchange {
   /**
    * One mail transaction. With PIPELINING, MAIL FROM, every RCPT TO and DATA go in one write. Some
    * recipients refused: the message goes to the others. All refused: an error with the last
-   * refusal's code. Any refusal leaves the connection ready for the next message (RSET).
+   * refusal's code. Any refusal leaves the connection ready for the next message (RSET). With
+   * `ready`, everything but the end-of-data line goes out, and that line only once `ready` says true.
    */
-  async send(envelope: Envelope, parts: readonly Buffer[], smtpUtf8: boolean): Promise<SentMessage> {
+  async send(envelope: Envelope, parts: readonly Buffer[], smtpUtf8: boolean, ready?: Promise<boolean>): Promise<SentMessage> {
     const body = dataBody(parts);
     const commands = envelopeCommands(envelope, body.eightBit, smtpUtf8, this.extensions);
     const replies = this.extensions.has('PIPELINING') ? await this.#pipelined(commands) : await this.#oneByOne(commands);
@@ -103,13 +105,34 @@ export class SmtpSession extends SmtpExchange {
       return this.#abandon(data, new SmtpError(`Can't send mail - all recipients were rejected: ${replyText(last)}`, 'EENVELOPE', last, 'RCPT TO'));
     }
     if (data?.code !== 354) return this.#abandon(data, data ? this.refused('DATA', data, 'EENVELOPE') : this.lost('DATA'));
-    this.write(body.buffers);
+    if (ready) await this.#holdEnd(body.buffers, ready);
+    else this.write(body.buffers);
     const end = await this.read('the end of DATA');
     if (end.code !== 250) {
       if (end.code === 421) this.markBroken();
       throw new SmtpError(`Message failed: ${replyText(end)}`, 'EMESSAGE', end, 'DATA');
     }
     return { accepted, rejected: rejected.map(({ recipient, response }) => ({ recipient, response })), response: replyText(end) };
+  }
+
+  /**
+   * The body without its end-of-data line, then that line once `ready` says true: a server takes a
+   * message only at that line (RFC 5321 4.1.1.4), so until then the message cannot leave, and a
+   * connection that closes first (a crash, `false`) leaves nothing taken. A message held back
+   * closes the connection: within DATA there is no other way to take it back.
+   */
+  async #holdEnd(buffers: Buffer[], ready: Promise<boolean>): Promise<void> {
+    const end = buffers.pop()!;
+    this.write(buffers);
+    const go = await ready.catch((err: unknown) => {
+      this.destroy();
+      throw err;
+    });
+    if (!go) {
+      this.destroy();
+      throw new NotifyError('NOT_RELEASED', 'The message was held back: its send was not committed as started');
+    }
+    this.write([end]);
   }
 
   async #pipelined(commands: string[]): Promise<Replies> {

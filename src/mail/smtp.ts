@@ -43,9 +43,9 @@ const KNOWN = new Set(['maxConnections', 'rejectUnauthorized', ...Object.keys(TI
 export function createSmtpMailer(url: string, opts: { smtpName?: string } = {}): Mailer {
   const o = sessionOptions(url, opts.smtpName);
   const pool = new SmtpPool({ open: () => SmtpSession.open(o.session), max: o.maxConnections, idleMs: o.idleMs });
-  return {
-    name: 'smtp',
-    async send(m) {
+  const send = async (m: OutgoingMessage, ready?: Promise<boolean>) => {
+    // a rejection before the session awaits it is still this send's failure, not an unhandled one
+    ready?.catch(() => {});
       const envelope = checkedEnvelope(envelopeOf(m));
       const smtpUtf8 = needsSmtpUtf8(envelope.from) || envelope.to.some(needsSmtpUtf8);
       const messageId = m.messageId ?? (m.raw || m.rawParts ? undefined : `<${randomBytes(12).toString('hex')}@${domainOf(envelope.from)}>`);
@@ -54,10 +54,15 @@ export function createSmtpMailer(url: string, opts: { smtpName?: string } = {}):
         // asked of the connection that would carry it: a server that does not offer SMTPUTF8 would
         // take or bounce the address on its own terms
         if (smtpUtf8 && !session.extensions.has('SMTPUTF8')) throw smtpUtf8Required([envelope.from, ...envelope.to], `the SMTP server ${o.session.host}:${o.session.port}`);
-        return session.send(envelope, parts, smtpUtf8);
+        return session.send(envelope, parts, smtpUtf8, ready);
       });
       return { messageId };
-    },
+  };
+  return {
+    name: 'smtp',
+    send: (m) => send(m),
+    sendWhen: send,
+    concurrency: o.maxConnections,
     close: () => pool.close(),
   };
 }

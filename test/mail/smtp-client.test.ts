@@ -377,3 +377,77 @@ describe('PIPELINING, pool, timeouts', () => {
     }
   });
 });
+
+/** a `ready` promise the test settles */
+function readyGate() {
+  let settle!: (go: boolean) => void;
+  let fail!: (err: Error) => void;
+  const ready = new Promise<boolean>((resolve, reject) => {
+    settle = resolve;
+    fail = reject;
+  });
+  return { ready, settle, fail };
+}
+
+/** polls until `done` (load-aware: a generous deadline, never a fixed sleep) */
+async function until(done: () => boolean, what: string, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !done(); await new Promise((r) => setTimeout(r, 5))) if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+}
+
+describe('sendWhen: the end of DATA waits for ready', () => {
+  test('the envelope and the body go out at once; the end-of-data line, and so the message, only once ready says true', async () => {
+    const s = await scripted(() => esmtp());
+    const m = mailer(`smtp://127.0.0.1:${s.port}`);
+    const gate = readyGate();
+    const sent = m.sendWhen!(msg({ text: 'held body\n' }), gate.ready);
+    await until(() => s.chunks.join('').includes('held body'), 'the body');
+    assert.doesNotMatch(s.chunks.join(''), /\r\n\.\r\n/, 'no end of DATA before ready');
+    gate.settle(true);
+    await sent;
+    assert.match(s.chunks.join(''), /held body\r\n\.\r\n/);
+    const real = await server();
+    const r = mailer(`smtp://127.0.0.1:${real.port}`);
+    const later = readyGate();
+    const taken = r.sendWhen!(msg({ subject: 'taken later' }), later.ready);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(real.received.length, 0, 'the server has not taken it');
+    later.settle(true);
+    await taken;
+    assert.deepEqual(
+      real.received.map((x) => /Subject: (.*)/.exec(x.raw.toString())?.[1]),
+      ['taken later'],
+    );
+  });
+
+  test('ready says false: NOT_RELEASED, the server never takes it, the connection is closed and the next message gets a new one', async () => {
+    const s = await server();
+    const m = mailer(`smtp://127.0.0.1:${s.port}?maxConnections=1`);
+    const gate = readyGate();
+    const held = m.sendWhen!(msg({ subject: 'held back' }), gate.ready);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    gate.settle(false);
+    await assert.rejects(held, (e) => isNotifyError(e, 'NOT_RELEASED'));
+    await m.send(msg({ subject: 'next' }));
+    await until(() => s.connections() === 2, 'a second connection');
+    assert.deepEqual(
+      s.received.map((x) => /Subject: (.*)/.exec(x.raw.toString())?.[1]),
+      ['next'],
+    );
+  });
+
+  test('ready rejects (the commit failed): the send fails with that error and nothing is taken', async () => {
+    const s = await server();
+    const m = mailer(`smtp://127.0.0.1:${s.port}`);
+    const gate = readyGate();
+    const held = m.sendWhen!(msg(), gate.ready);
+    gate.fail(new Error('database went away'));
+    await assert.rejects(held, /database went away/);
+    await m.send(msg({ subject: 'after' }));
+    assert.equal(s.received.length, 1);
+  });
+
+  test('concurrency is the pool size, maxConnections', () => {
+    assert.equal(createSmtpMailer('smtp://127.0.0.1:2525').concurrency, 5);
+    assert.equal(createSmtpMailer('smtp://127.0.0.1:2525?maxConnections=2').concurrency, 2);
+  });
+});
