@@ -20,6 +20,11 @@ const W = new Int32Array(64);
 /** One 64-byte block of `bytes` from `at` into the eight words of `h`. */
 function compress(h: Int32Array, bytes: Uint8Array, at: number): void {
   for (let i = 0; i < 16; i++, at += 4) W[i] = (bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3];
+  compressWords(h);
+}
+
+/** The block already in W[0..15] into the eight words of `h`. */
+function compressWords(h: Int32Array): void {
   for (let i = 16; i < 64; i++) {
     const x = W[i - 15];
     const y = W[i - 2];
@@ -62,6 +67,15 @@ const tail = new Uint8Array(2 * BLOCK);
 
 /** Hashes `length` bytes of `bytes` into `h`, which already holds `prior` bytes (whole blocks), and pads. */
 function finish(h: Int32Array, bytes: Uint8Array, length: number, prior: number): void {
+  if (length <= BLOCK - 9) {
+    // one block (every message notify signs per recipient): loaded as words with its padding
+    W.fill(0);
+    for (let i = 0; i < length; i++) W[i >> 2] |= bytes[i] << (24 - 8 * (i & 3));
+    W[length >> 2] |= 0x80 << (24 - 8 * (length & 3));
+    W[15] = (prior + length) * 8;
+    compressWords(h);
+    return;
+  }
   let at = 0;
   for (; at + BLOCK <= length; at += BLOCK) compress(h, bytes, at);
   const rest = length - at;
@@ -103,14 +117,19 @@ export function hmacKey(key: Uint8Array): HmacKey {
 }
 
 const state = new Int32Array(8);
-const innerDigest = new Uint8Array(32);
+/** bits hashed by the outer hash: the opad block and the inner digest */
+const OUTER_BITS = (BLOCK + 32) * 8;
 
 /** HMAC-SHA256 of the first `length` bytes of `bytes`, its 32 bytes written into `out`. */
 export function hmacSha256(key: HmacKey, bytes: Uint8Array, length: number, out: Uint8Array): void {
   state.set(key.inner);
   finish(state, bytes, length, BLOCK);
-  for (let i = 0; i < 8; i++) writeWord(innerDigest, 4 * i, state[i]);
+  // the outer hash's one block is the inner digest and its padding, loaded as words without bytes
+  for (let i = 0; i < 8; i++) W[i] = state[i];
+  W[8] = 0x80000000 | 0;
+  W.fill(0, 9, 15);
+  W[15] = OUTER_BITS;
   state.set(key.outer);
-  finish(state, innerDigest, 32, BLOCK);
+  compressWords(state);
   for (let i = 0; i < 8; i++) writeWord(out, 4 * i, state[i]);
 }
