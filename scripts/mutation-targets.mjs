@@ -65,7 +65,7 @@ export const TARGETS = {
   },
   'core-import-capture': { mutate: ['src/core/{import,import-columns,csv,export,capture,capture-fields,optin,optin-mail}.ts'], tests: AUDIENCE_TESTS },
   'core-tracking': {
-    mutate: ['src/core/{tokens,tracking-recorder,request-reasons,tracking-stats,click-resolver,click-window,link-refs,engagement,events,stats,timeline}.ts'],
+    mutate: ['src/core/{tokens,sha256,tracking-recorder,request-reasons,tracking-stats,click-resolver,click-window,link-refs,engagement,events,stats,timeline}.ts'],
     tests: ['test/http', 'test/stats', 'test/render', 'test/core', 'test/admin', 'test/send', 'test/triggers', 'test/bounces'],
   },
   'core-storage': { mutate: ['src/core/storage/*.ts', 'src/core/types.ts'], tests: ['test/store', 'test/core', 'test/http', 'test/send', 'test/drips'] },

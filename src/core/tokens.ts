@@ -1,4 +1,5 @@
-import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { BLOCK, type HmacKey, hmacKey, hmacSha256 } from './sha256.ts';
 
 /** 128-bit random token, base64url (22 characters). Used for send and unsubscribe tokens. */
 export function newToken(): string {
@@ -18,70 +19,58 @@ export function hashToken(value: string): string {
 }
 
 /**
- * HMAC-SHA256 (RFC 2104) with the padded keys made once per secret. createHmac builds a stream
- * object and imports the key on every call, which was a sixth of a campaign recipient's render
- * (one signature each) and part of every click; here a call is two one-shot hashes over buffers
- * kept for the next call. The result is createHmac's, byte for byte (test/core/tokens.test.ts).
+ * HMAC-SHA256 (RFC 2104) with the key's padded blocks hashed once per secret (sha256.ts). createHmac
+ * builds a stream object and imports the key on every call, and even one-shot hashes of the padded
+ * key and message pay two calls into OpenSSL for four blocks: with one signature and one one-click
+ * token per campaign recipient, that was a third of a recipient's render. The result is createHmac's,
+ * byte for byte (test/core/tokens.test.ts).
  */
-interface Signer {
-  /** key XOR ipad, followed by room for the message: one buffer per message length */
-  inner: Map<number, Buffer>;
-  ipad: Buffer;
-  /** key XOR opad followed by the inner digest */
-  outer: Buffer;
-}
+const signers = new Map<string, HmacKey>();
 
-const BLOCK = 64;
-const signers = new Map<string, Signer>();
-
-function signerFor(secret: string): Signer {
+function signerFor(secret: string): HmacKey {
   let s = signers.get(secret);
   if (!s) {
     if (signers.size >= 16) signers.clear();
     let key = Buffer.from(secret, 'utf8');
     if (key.length > BLOCK) key = createHash('sha256').update(key).digest();
-    const ipad = Buffer.alloc(BLOCK);
-    const outer = Buffer.alloc(BLOCK + 32);
-    for (let i = 0; i < BLOCK; i++) {
-      ipad[i] = (key[i] ?? 0) ^ 0x36;
-      outer[i] = (key[i] ?? 0) ^ 0x5c;
-    }
-    s = { inner: new Map(), ipad, outer };
+    s = hmacKey(key);
     signers.set(secret, s);
   }
   return s;
 }
 
+/** the message's bytes, reused from one call to the next (a signature is made and read at once) */
+let message = Buffer.allocUnsafe(256);
+const digest = Buffer.allocUnsafe(32);
+
+/** `data` as UTF-8 into `message`; ASCII (tokens, scopes) without a call into the encoder */
+function messageOf(data: string): number {
+  if (data.length > message.length) message = Buffer.allocUnsafe(2 * data.length);
+  for (let i = 0; i < data.length; i++) {
+    const c = data.charCodeAt(i);
+    if (c > 0x7f) {
+      const bytes = Buffer.byteLength(data, 'utf8');
+      if (bytes > message.length) message = Buffer.allocUnsafe(bytes);
+      return message.write(data, 0, 'utf8');
+    }
+    message[i] = c;
+  }
+  return data.length;
+}
+
 /** The first `bytes` bytes of HMAC-SHA256(secret, data), base64url. */
 export function hmac(secret: string, data: string, bytes = 32): string {
-  const s = signerFor(secret);
-  const inner = innerFor(s, Buffer.byteLength(data, 'utf8'));
-  inner.write(data, BLOCK, 'utf8');
-  hash('sha256', inner, 'buffer').copy(s.outer, BLOCK);
-  // whole 3-byte groups are whole base64 characters: the digest's text cut at 4 characters per group
-  if (bytes % 3 === 0 && bytes <= 30) return hash('sha256', s.outer, 'base64url').slice(0, (bytes / 3) * 4);
-  return hash('sha256', s.outer, 'buffer').subarray(0, bytes).toString('base64url');
+  // messageOf may replace `message` with a larger buffer: read it after
+  const length = messageOf(data);
+  hmacSha256(signerFor(secret), message, length, digest);
+  return digest.toString('base64url', 0, Math.max(0, Math.min(bytes, 32)));
 }
 
-/** HMAC-SHA256(secret, data), all 32 bytes, through hmac's padded keys (createHmac's bytes, without its stream object). */
-export function hmacDigest(secret: string, data: Buffer): Buffer {
-  const s = signerFor(secret);
-  const inner = innerFor(s, data.length);
-  data.copy(inner, BLOCK);
-  hash('sha256', inner, 'buffer').copy(s.outer, BLOCK);
-  return hash('sha256', s.outer, 'buffer');
-}
-
-/** key XOR ipad with room for a message of `length` bytes after it */
-function innerFor(s: Signer, length: number): Buffer {
-  let inner = s.inner.get(length);
-  if (!inner) {
-    if (s.inner.size >= 64) s.inner.clear();
-    inner = Buffer.allocUnsafe(BLOCK + length);
-    s.ipad.copy(inner);
-    s.inner.set(length, inner);
-  }
-  return inner;
+/** HMAC-SHA256(secret, data), all 32 bytes. */
+export function hmacDigest(secret: string, data: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(32);
+  hmacSha256(signerFor(secret), data, data.length, out);
+  return out;
 }
 
 export function safeEqual(a: string, b: string): boolean {
@@ -106,22 +95,25 @@ export const SEND_UNSUBSCRIBE_TOKEN_LENGTH = 24;
 /** 24 characters (18 bytes) or the earlier 28 (21 bytes): whole 3-byte groups, so each has one spelling */
 const SEND_UNSUBSCRIBE_PATTERN = /^(?:[A-Za-z0-9_-]{24}|[A-Za-z0-9_-]{28})$/;
 
-const UNSUBSCRIBE_PREFIX = Buffer.from('unsubscribe:', 'latin1');
+const UNSUBSCRIBE_PREFIX = 'unsubscribe:';
+/** 'unsubscribe:' and the 5-byte id: what the MAC signs, reused from one call to the next */
+const unsubscribeData = Buffer.alloc(UNSUBSCRIBE_PREFIX.length + SEND_ID_BYTES);
+unsubscribeData.write(UNSUBSCRIBE_PREFIX, 0, 'latin1');
 
-// every campaign recipient's List-Unsubscribe carries one: a one-shot signer, not a createHmac stream
-function unsubscribeMac(secret: string, id: Buffer, bytes: number): Buffer {
-  const data = Buffer.allocUnsafe(UNSUBSCRIBE_PREFIX.length + id.length);
-  UNSUBSCRIBE_PREFIX.copy(data);
-  id.copy(data, UNSUBSCRIBE_PREFIX.length);
-  return hmacDigest(secret, data).subarray(0, bytes);
+/** the MAC of the id in unsubscribeData, its first `bytes` bytes written into `out` at `at` */
+function unsubscribeMac(secret: string, bytes: number, out: Buffer, at: number): void {
+  hmacSha256(signerFor(secret), unsubscribeData, unsubscribeData.length, digest);
+  digest.copy(out, at, 0, bytes);
 }
 
 /** undefined for an id that does not fit 5 bytes (over a trillion sends): such a send keeps the long link */
 export function sendUnsubscribeToken(secret: string, sendId: number): string | undefined {
   if (!Number.isSafeInteger(sendId) || sendId < 0 || sendId >= 2 ** (8 * SEND_ID_BYTES)) return undefined;
-  const id = Buffer.alloc(SEND_ID_BYTES);
-  id.writeUIntBE(sendId, 0, SEND_ID_BYTES);
-  return Buffer.concat([id, unsubscribeMac(secret, id, UNSUBSCRIBE_MAC_BYTES)]).toString('base64url');
+  const token = Buffer.allocUnsafe(SEND_ID_BYTES + UNSUBSCRIBE_MAC_BYTES);
+  token.writeUIntBE(sendId, 0, SEND_ID_BYTES);
+  unsubscribeData.writeUIntBE(sendId, UNSUBSCRIBE_PREFIX.length, SEND_ID_BYTES);
+  unsubscribeMac(secret, UNSUBSCRIBE_MAC_BYTES, token, SEND_ID_BYTES);
+  return token.toString('base64url');
 }
 
 /** The send id a token made by sendUnsubscribeToken (now or in its earlier 28-character form) names, or undefined when it is malformed or its HMAC does not match. */
@@ -130,5 +122,8 @@ export function readSendUnsubscribeToken(secret: string, token: string | undefin
   const bytes = Buffer.from(token, 'base64url');
   const id = bytes.subarray(0, SEND_ID_BYTES);
   const mac = bytes.subarray(SEND_ID_BYTES);
-  return timingSafeEqual(mac, unsubscribeMac(secret, id, mac.length)) ? id.readUIntBE(0, SEND_ID_BYTES) : undefined;
+  const expected = Buffer.allocUnsafe(mac.length);
+  unsubscribeData.set(id, UNSUBSCRIBE_PREFIX.length);
+  unsubscribeMac(secret, mac.length, expected, 0);
+  return timingSafeEqual(mac, expected) ? id.readUIntBE(0, SEND_ID_BYTES) : undefined;
 }

@@ -79,27 +79,35 @@ export function qpSpliceText(value: string): string {
 /**
  * What qpEncode writes for a value of URL characters (an unsubscribe or preferences URL is one for
  * every recipient), made from slices of the string: '=' becomes =3D and lines break where the
- * encoder breaks them, without the byte buffers the general encoder needs.
+ * encoder breaks them (75 columns and a soft break), without the byte buffers the general encoder
+ * needs. Runs between two '=' are cut whole, not walked a character at a time.
  */
 function qpUrlText(value: string): string {
+  const room = MAX_LINE - 1;
   let out = '';
   let col = 0;
   let from = 0;
-  for (let i = 0; i < value.length; i++) {
-    const equals = value.charCodeAt(i) === 61;
-    const width = equals ? 3 : 1;
-    if (col + width > MAX_LINE - 1) {
-      out += `${value.slice(from, i)}=\r\n`;
-      from = i;
+  while (from < value.length) {
+    let equals = value.indexOf('=', from);
+    if (equals === -1) equals = value.length;
+    while (equals - from > room - col) {
+      const cut = from + room - col;
+      out += `${value.slice(from, cut)}=\r\n`;
+      from = cut;
       col = 0;
     }
-    if (equals) {
-      out += `${value.slice(from, i)}=3D`;
-      from = i + 1;
+    out += value.slice(from, equals);
+    col += equals - from;
+    from = equals;
+    if (equals === value.length) break;
+    if (col + 3 > room) {
+      out += '=\r\n';
+      col = 0;
     }
-    col += width;
+    out += '=3D';
+    col += 3;
+    from = equals + 1;
   }
-  out += value.slice(from);
   return col > 0 ? `${out}=\r\n` : out;
 }
 

@@ -1,6 +1,8 @@
 import type { ComposerFactory, OutgoingMessage, PersonalMessage } from '../core/mailer.ts';
 import { joinParts } from '../render/personalize.ts';
-import { bodyAssembler, encodeValues, joinParts as joinBuffers, type MessageParts } from './encoded-parts.ts';
+import { encodeValues } from './encoded-parts.ts';
+import { joinParts as joinBuffers } from './joined-message.ts';
+import { bodyAssembler, type MessageParts } from './message-parts.ts';
 import { messageIdDomain } from './message-id.ts';
 import { framing, headerBlocks } from './mime.ts';
 

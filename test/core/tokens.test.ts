@@ -19,6 +19,20 @@ test('hmac is HMAC-SHA256 byte for byte: any secret (longer than a block too), a
   assert.equal(hmac('k', 'm'), reference('k', 'm', 32));
 });
 
+test('hmac and hmacDigest at every message length around the block edges (55/56 bytes, 64, 119/120) and keys of 63, 64 and 65 bytes', () => {
+  for (const secret of ['k'.repeat(63), 'k'.repeat(64), 'k'.repeat(65), '', 'é'.repeat(40)]) {
+    for (let length = 0; length <= 200; length++) {
+      const data = 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(6).slice(0, length);
+      assert.equal(hmac(secret, data), reference(secret, data, 32), `secret ${secret.length}, message ${length}`);
+      const bytes = Buffer.from(Array.from({ length }, (_, i) => (i * 37 + 11) & 255));
+      assert.deepEqual(hmacDigest(secret, bytes), createHmac('sha256', secret).update(bytes).digest());
+    }
+  }
+  // a message made of multi-byte characters, then an ASCII one of the same length: the UTF-8 bytes, not the characters, are signed
+  assert.equal(hmac('s', '\u{1F600}'.repeat(20)), reference('s', '\u{1F600}'.repeat(20), 32));
+  assert.equal(hmac('s', 'x'.repeat(400)), reference('s', 'x'.repeat(400), 32));
+});
+
 test('link signatures stay what earlier emails carry (a click on a link sent before this version verifies)', () => {
   const secret = 'a-secret-of-the-usual-length-000000000000';
   for (const [token, scope] of [['AbCdEfGhIjKlMnOpQrStUv', 'c1'], ['zzzzzzzzzzzzzzzzzzzzzz', 's42'], ['0123456789_-0123456789', 'm123456']]) {

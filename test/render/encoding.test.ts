@@ -53,6 +53,16 @@ test('URL-shaped values (an unsubscribe URL with ?s=) splice to exactly what the
     }),
     { numRuns: 500 },
   );
+  // runs of '=' and runs longer than a line, at every column a line can end on
+  const mostlyEquals = fc.constantFrom('=', '=', 'a', '/');
+  fc.assert(
+    fc.property(fc.array(mostlyEquals, { maxLength: 240 }), fc.integer({ min: 0, max: 160 }), (chars, run) => {
+      const value = 'u'.repeat(run) + chars.join('');
+      assert.equal(qpSpliceValue(value).toString('latin1'), qpEncode(value, true).toString('latin1'));
+    }),
+    { numRuns: 1000 },
+  );
+  for (let n = 0; n <= 160; n++) for (const tail of ['', '=', '==', 'x=y']) assert.equal(qpSpliceValue('h'.repeat(n) + tail).toString('latin1'), qpEncode('h'.repeat(n) + tail, true).toString('latin1'));
   const unsubscribe = 'https://track.example.com/notify/unsubscribe/AbCdEfGhIjKlMnOpQrStUv?s=AbCdEfGhIjKlMnOpQrStUv';
   assert.equal(qpSpliceValue(unsubscribe).toString('latin1'), qpEncode(unsubscribe, true).toString('latin1'));
   assert.equal(qpSpliceValue('a==b').toString('latin1'), 'a=3D=3Db=\r\n');
