@@ -15,16 +15,18 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { bundleTests } from './test-bundle.mjs';
 import { orderBySlowest, TIMINGS_FILE, testFiles } from './test-files.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-// the test processes inherit the runner's execArgv: it runs under tsx so that they do, and with
-// test-cpu.mjs, which reports each file's CPU time when its process exits
+// the test processes inherit the runner's execArgv: it runs with test-cpu.mjs, which reports each
+// file's CPU time when its process exits, and with source maps, so that a failure in a built test file
+// (test-bundle.mjs) names the line of its source
 const CPU_PRELOAD = new URL('./test-cpu.mjs', import.meta.url).href;
-if (!process.execArgv.some((a, i, all) => a === '--import=tsx' || (a === '--import' && all[i + 1] === 'tsx'))) {
+if (!process.execArgv.includes('--enable-source-maps')) {
   const preload = existsSync(fileURLToPath(CPU_PRELOAD)) ? ['--import', CPU_PRELOAD] : [];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...preload, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--enable-source-maps', ...preload, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 } else {
   process.exitCode = await main(process.argv.slice(2));
@@ -70,24 +72,41 @@ async function main(argv) {
   // its wall time (--cpu-report), so two at a time left the cores half idle
   const concurrency = Number(flag('--test-concurrency') ?? 3);
   const measured = {};
+  const started = Date.now();
+  const buildDir = join(ROOT, '.test-build', `tests-${process.pid}`);
+  let built;
+  try {
+    built = await bundleTests(ROOT, ordered, buildDir);
+  } catch (err) {
+    rmSync(buildDir, { recursive: true, force: true });
+    console.error(`scripts/test.mjs: the test files did not build\n${err.message}`);
+    return 1;
+  }
+  // what node:test reports of a built file (its name, its file) is said of the source
+  const source = (file) => built.get(file) ?? file;
   const cpuDir = mkdtempSync(join(tmpdir(), 'notify-test-cpu-'));
   process.env.NOTIFY_TEST_CPU_DIR = cpuDir;
-  const started = Date.now();
   let failed = false;
-  const stream = run({ files: ordered.map((f) => resolve(ROOT, f)), concurrency });
-  stream.on('test:fail', (e) => {
+  const tests = run({ files: [...built.keys()], concurrency });
+  const stream = tests.map((event) => {
+    if (event.data?.file) event.data.file = source(event.data.file);
+    if (typeof event.data?.name === 'string') event.data.name = source(event.data.name);
+    return event;
+  });
+  tests.on('test:fail', (e) => {
     if (!e.todo && !e.skip) failed = true;
   });
-  stream.on('test:complete', (e) => {
+  tests.on('test:complete', (e) => {
     // the file itself is reported as a test named by its path
-    if (e.nesting === 0 && e.name === e.file) measured[relative(ROOT, e.file)] = e.details.duration_ms / 1000;
+    if (e.nesting === 0 && e.name === e.file) measured[relative(ROOT, source(e.file))] = e.details.duration_ms / 1000;
   });
   // resolves when the reporter has written everything (stdout itself is never ended)
   await pipeline(stream.compose(reporterName === 'spec' ? new reporter() : reporter), out);
 
   const wall = (Date.now() - started) / 1000;
-  const cpu = readCpu(cpuDir);
+  const cpu = readCpu(cpuDir, source);
   rmSync(cpuDir, { recursive: true, force: true });
+  rmSync(buildDir, { recursive: true, force: true });
   const slowest = Object.entries(measured).sort((a, b) => b[1] - a[1]);
   console.error(`\nslowest files (wall s): ${slowest.slice(0, 8).map(([f, s]) => `${f} ${s.toFixed(1)}`).join(', ')}`);
   if (Object.keys(cpu).length > 0) {
@@ -132,12 +151,12 @@ function check(name) {
 }
 
 /** CPU seconds and processes started per file (repository-relative), from the records test-cpu.mjs wrote */
-function readCpu(dir) {
+function readCpu(dir, source) {
   const cpu = {};
   for (const name of readdirSync(dir)) {
     try {
       const r = JSON.parse(readFileSync(join(dir, name), 'utf8'));
-      const file = relative(ROOT, r.file);
+      const file = relative(ROOT, source(r.file));
       // a process the test file started with the same execArgv writes one too: the file's own, which includes it, is the largest
       if (!cpu[file] || cpu[file].seconds < r.self + r.children) cpu[file] = { seconds: r.self + r.children, spawns: r.spawns };
     } catch {

@@ -39,6 +39,7 @@ describe('scripts/test.mjs', () => {
   cpSync(join(ROOT, 'scripts/test.mjs'), join(dir, 'scripts/test.mjs'));
   cpSync(join(ROOT, 'scripts/test-files.mjs'), join(dir, 'scripts/test-files.mjs'));
   cpSync(join(ROOT, 'scripts/test-cpu.mjs'), join(dir, 'scripts/test-cpu.mjs'));
+  cpSync(join(ROOT, 'scripts/test-bundle.mjs'), join(dir, 'scripts/test-bundle.mjs'));
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const project = (typecheck: string) => writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'p', type: 'module', scripts: { typecheck, lint: 'echo lint ran' } }));
   writeFileSync(join(dir, 'test/slow.test.ts'), "import { test } from 'node:test';\nconst n: number = 1;\ntest('slow', () => { console.log('ran slow', n); });\n");
@@ -95,6 +96,36 @@ describe('scripts/test.mjs', () => {
     const r = await run('--checks', '--test-reporter=dot');
     assert.equal(r.code, 1);
     assert.match(r.stderr, /typecheck: FAILED \(exit 2\) in \d+ s\nsrc\/x\.ts: error TS2322/);
+  });
+
+  test('each file runs built to JavaScript, as from its own place: import.meta names the source, a failure its source line; a file that does not build fails the run', async () => {
+    project('true');
+    writeFileSync(join(dir, 'test/beside.txt'), 'beside');
+    writeFileSync(
+      join(dir, 'test/here.test.ts'),
+      [
+        "import assert from 'node:assert/strict';",
+        "import { readFileSync } from 'node:fs';",
+        "import { test } from 'node:test';",
+        "test('here', () => {",
+        "  assert.equal(readFileSync(new URL('./beside.txt', import.meta.url), 'utf8'), 'beside');",
+        "  assert.equal(import.meta.filename, `${import.meta.dirname}/here.test.ts`);",
+        "  const line: number = 7; throw new Error(`thrown at line ${line}`);",
+        '});',
+      ].join('\n'),
+    );
+    const r = await run('--test-reporter=tap', 'test/here.test.ts');
+    rmSync(join(dir, 'test/here.test.ts'));
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stdout, /thrown at line 7/, 'the first two assertions held');
+    assert.match(r.stdout, /location: '\S*\/test\/here\.test\.ts:4:1'/, 'the test is reported at its source line');
+    assert.match(r.stdout, /test\/here\.test\.ts:7:\d+/, 'the stack names the source line');
+
+    writeFileSync(join(dir, 'test/typo.test.ts'), "import { test } from 'node:test';\ntest('typo', () => { const = 1; });\n");
+    const typo = await run('--test-reporter=dot', 'test/typo.test.ts');
+    rmSync(join(dir, 'test/typo.test.ts'));
+    assert.equal(typo.code, 1);
+    assert.match(typo.stderr, /the test files did not build[\s\S]*typo\.test\.ts:2/);
   });
 
   test('a failing test fails the run; --record-timings writes the wall times; an unknown option is refused', async () => {
