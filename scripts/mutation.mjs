@@ -1,14 +1,17 @@
 // npm run test:mutation -- <target or group...> [stryker flags]: one Stryker run per target, in turn,
 // then the mutation score per file and per folder over the targets run. Targets and groups are in
 // scripts/mutation-targets.mjs; e.g. `npm run test:mutation -- webhooks`, `... -- suppression --force`
-// (--force ignores the incremental file; give flag values with `=`, e.g. `--concurrency=2`).
+// (--force ignores the incremental file; give flag values with `=`, e.g. `--concurrency=2`, `--timeoutMS=30000`;
+// --tsx runs the test files through tsx instead of bundles; --scores only prints the scores of the last reports).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { GROUPS, TARGETS, targetTests } from './mutation-targets.mjs';
 
 const args = process.argv.slice(2);
-const flags = args.filter((a) => a.startsWith('-'));
+const tsx = args.includes('--tsx');
+const scoresOnly = args.includes('--scores');
+const flags = args.filter((a) => a.startsWith('-') && a !== '--tsx' && a !== '--scores');
 const asked = args.filter((a) => !a.startsWith('-'));
 const unknown = asked.filter((n) => !(n in TARGETS) && !(n in GROUPS));
 if (asked.length === 0 || unknown.length > 0) {
@@ -42,10 +45,10 @@ function forgetUndetectedIfTestsChanged(name) {
 }
 
 // SQLite only: PostgreSQL, Redis and the browser would triple each run and tell nothing more about the logic mutated.
-const env = { ...process.env };
+const env = { ...process.env, NOTIFY_MUTATE_TSX: tsx ? '1' : '0' };
 for (const name of ['NOTIFY_TEST_PG_URL', 'NOTIFY_TEST_REDIS_URL', 'NOTIFY_TEST_CHROMIUM', 'CI']) delete env[name];
 
-for (const name of targets) {
+for (const name of scoresOnly ? [] : targets) {
   console.log(`\n== mutation testing: ${name} (${TARGETS[name].mutate.join(', ')})`);
   const stampTests = forgetUndetectedIfTestsChanged(name);
   const run = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs', ...flags], { stdio: 'inherit', env: { ...env, NOTIFY_MUTATE: name } });
