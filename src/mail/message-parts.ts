@@ -21,6 +21,8 @@ export interface Plan {
   uses: number[];
   /** the whole body with the first joined recipient's values, for joining recipients whose values have their lengths */
   template?: BodyTemplate;
+  /** the first list of a recipient with no empty value, and where (1 + piece index) each value sits in it */
+  list?: { parts: Buffer[]; at: number[]; value: number[] };
 }
 
 export interface BodyTemplate {
@@ -32,32 +34,60 @@ export interface BodyTemplate {
 }
 
 /**
- * A recipient's message: their header block and values over the variant's plan. The list of
- * buffers is made when a mailer asks for it; joining into one buffer (what SMTP reads) does not
- * need it.
+ * A recipient's message: their header block and values over the variant's plan. Nothing is
+ * copied until a mailer reads the message: the list of buffers (`parts`) or the message joined into
+ * one buffer then write the header block and the values into one buffer of their own, once, and
+ * use views of it.
  */
 export class MessageParts {
   #parts: Buffer[] | undefined;
+  #bytes: { head: Buffer; values: Buffer[] } | undefined;
   constructor(
-    readonly head: Buffer,
-    readonly values: Buffer[],
+    /** the header block: UTF-8 (an SMTPUTF8 address may be in it) */
+    readonly headText: string,
+    readonly headBytes: number,
+    /** quoted-printable, 7-bit: one byte a character; the text part's, then the html part's */
+    readonly valueTexts: string[],
     readonly plan: Plan,
     /** total bytes */
     readonly length: number,
   ) {}
 
+  /** the header block as bytes */
+  get head(): Buffer {
+    return this.bytes().head;
+  }
+
+  /** each value as bytes, in valueIndex order (the html part's after the text part's) */
+  get values(): Buffer[] {
+    return this.bytes().values;
+  }
+
   /** the buffers to write in order; empty values are left out */
   get parts(): Buffer[] {
     if (this.#parts) return this.#parts;
-    const { pieces } = this.plan;
-    const parts: Buffer[] = [this.head];
-    for (let i = 0; i < pieces.length; i++) {
-      const p = pieces[i];
-      const b = typeof p === 'number' ? this.values[p] : p;
-      if (b.length > 0) parts.push(b);
+    const { head, values } = this.bytes();
+    this.#parts = values.every((v) => v.length > 0) ? fromList(this.plan, head, values) : listOf(this.plan.pieces, head, values);
+    return this.#parts;
+  }
+
+  // one allocation and a view per value instead of a buffer each
+  private bytes(): { head: Buffer; values: Buffer[] } {
+    if (this.#bytes) return this.#bytes;
+    const texts = this.valueTexts;
+    let size = this.headBytes;
+    for (let i = 0; i < texts.length; i++) size += texts[i].length;
+    const all = Buffer.allocUnsafe(size);
+    all.write(this.headText, 0, this.headBytes, 'utf8');
+    const values: Buffer[] = new Array(texts.length);
+    let at = this.headBytes;
+    for (let i = 0; i < texts.length; i++) {
+      const end = at + all.write(texts[i], at, texts[i].length, 'latin1');
+      values[i] = all.subarray(at, end);
+      at = end;
     }
-    this.#parts = parts;
-    return parts;
+    this.#bytes = { head: all.subarray(0, this.headBytes), values };
+    return this.#bytes;
   }
 }
 
@@ -76,16 +106,45 @@ export function bodyAssembler(f: BodyFraming): (head: string, variant: Variant, 
       plan = planOf(piecesOf(f, variant, text.length, withHtml), withHtml ? 2 * text.length : text.length);
       plans.set(variant, plan);
     }
-    const n = text.length;
-    const values: Buffer[] = new Array(withHtml ? 2 * n : n);
-    for (let i = 0; i < n; i++) values[i] = latin1(text[i]);
-    // the html part shares the token, signature and unsubscribe URL (and every value without slots)
-    if (withHtml) for (let i = 0; i < n; i++) values[n + i] = html === text || html![i] === text[i] ? values[i] : latin1(html![i]);
-    const head = Buffer.from(headText, 'utf8');
-    let length = head.length + plan.literalBytes;
+    const values = withHtml ? text.concat(html!) : text;
+    const headBytes = Buffer.byteLength(headText, 'utf8');
+    let length = headBytes + plan.literalBytes;
     for (let i = 0; i < values.length; i++) length += plan.uses[i] * values[i].length;
-    return new MessageParts(head, values, plan, length);
+    return new MessageParts(headText, headBytes, values, plan, length);
   };
+}
+
+function listOf(pieces: Plan['pieces'], head: Buffer, values: Buffer[]): Buffer[] {
+  const parts: Buffer[] = [head];
+  for (let i = 0; i < pieces.length; i++) {
+    const p = pieces[i];
+    const b = typeof p === 'number' ? values[p] : p;
+    if (b.length > 0) parts.push(b);
+  }
+  return parts;
+}
+
+/**
+ * With no empty value (the common case) every piece is one entry, at 1 + its index: the list is a
+ * copy of the plan's first one with the recipient's header block and values put in place.
+ */
+function fromList(plan: Plan, head: Buffer, values: Buffer[]): Buffer[] {
+  if (plan.list === undefined) {
+    const at: number[] = [];
+    const value: number[] = [];
+    plan.pieces.forEach((p, i) => {
+      if (typeof p === 'number') {
+        at.push(i + 1);
+        value.push(p);
+      }
+    });
+    plan.list = { parts: listOf(plan.pieces, head, values), at, value };
+  }
+  const { at, value } = plan.list;
+  const parts = plan.list.parts.slice();
+  parts[0] = head;
+  for (let i = 0; i < at.length; i++) parts[at[i]] = values[value[i]];
+  return parts;
 }
 
 function planOf(pieces: Plan['pieces'], values: number): Plan {
@@ -97,9 +156,6 @@ function planOf(pieces: Plan['pieces'], values: number): Plan {
   }
   return { pieces, literalBytes, uses };
 }
-
-const EMPTY = Buffer.alloc(0);
-const latin1 = (v: string) => (v.length === 0 ? EMPTY : Buffer.from(v, 'latin1'));
 
 function piecesOf(f: BodyFraming, variant: Variant, values: number, withHtml: boolean): Plan['pieces'] {
   const pieces: Plan['pieces'] = [];

@@ -31,6 +31,10 @@ test('hmac and hmacDigest at every message length around the block edges (55/56 
   // a message made of multi-byte characters, then an ASCII one of the same length: the UTF-8 bytes, not the characters, are signed
   assert.equal(hmac('s', '\u{1F600}'.repeat(20)), reference('s', '\u{1F600}'.repeat(20), 32));
   assert.equal(hmac('s', 'x'.repeat(400)), reference('s', 'x'.repeat(400), 32));
+  // lone surrogates are written as U+FFFD, as createHmac writes them; a cut beyond the digest is the whole digest
+  for (const odd of ['\uD800', 'a\uDC00b', `${'x'.repeat(54)}\uD800`]) assert.equal(hmac('\uDBFF', odd), reference('\uDBFF', odd, 32));
+  assert.equal(hmac('s', 'm', 40), reference('s', 'm', 40));
+  assert.equal(hmac('s', 'm', 0), '');
 });
 
 test('link signatures stay what earlier emails carry (a click on a link sent before this version verifies)', () => {

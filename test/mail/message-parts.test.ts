@@ -76,6 +76,24 @@ describe('a message as a list of buffers', () => {
     }
   });
 
+  test('recipients with and without empty values in turn, on one compiled message: each list is its own whole message', async () => {
+    const message = await notify.context.dispatcher.prepare('c32', { subject: 'Mixed', html: `<p>[{{ contact.attributes.city }}]</p><p><a href="{notify_unsubscribe_url}">u</a></p>${link(4)}` });
+    const seen: { out: OutgoingMessage; bytes: Buffer }[] = [];
+    for (let i = 0; i < 6; i++) {
+      // a contact with a city (no empty value), one without (an empty slot), a send to two addresses (no unsubscribe URL)
+      const c = { ...contacts[i], attributes: i % 3 === 1 ? {} : { city: 'Köln' } };
+      const target = i % 3 === 2 ? { to: ['a@example.com', 'b@example.com'] } : { contact: c };
+      const out = await notify.context.dispatcher.render(message, { send: { id: 400 + i, token: token(4, i) }, ...target });
+      const bytes = Buffer.concat(out.rawParts!);
+      assert.ok(out.rawParts!.every((p) => p.length > 0));
+      assert.deepEqual(out.raw, bytes);
+      assert.equal((await simpleParser(bytes)).html, out.html);
+      assert.ok(bytes.includes(token(4, i)), 'the recipient\'s own token');
+      seen.push({ out, bytes });
+    }
+    for (const { out, bytes } of seen) assert.deepEqual(Buffer.concat(out.rawParts!), bytes);
+  });
+
   test('the outbox writes the parts as they are: more buffers than one writev call takes (IOV_MAX 1024)', async () => {
     const html = Array.from({ length: 700 }, (_, i) => link(i % 40)).join('\n');
     const message = await notify.context.dispatcher.prepare('c700', { subject: 'Many links', html });
