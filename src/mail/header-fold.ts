@@ -3,7 +3,8 @@
  * white space may go, so that unfolding gives back the value (or, inside a List-* URL, the value
  * with white space its readers drop):
  * - unstructured text (Subject, a custom X- header): at spaces; when it is not printable ASCII, or a
- *   word would not fit a line, as RFC 2047 encoded words sized so each line holds one;
+ *   word would not fit a line, as RFC 2047 encoded words sized so each line holds one (a custom
+ *   header whose ASCII word would need that is refused before, see unfoldableWord);
  * - structured values (addresses, List-*, Feedback-ID, Message-ID, Return-Path): at their spaces
  *   only, never encoded. A token longer than the rest of the first line goes whole on a line of its
  *   own, after a fold right after the colon. One longer than any line stays whole there (998 is
@@ -98,14 +99,14 @@ function pack(name: string, value: string, structured: boolean): string {
 
 /**
  * An angle-bracket URL too long for a line of its own, as the pieces of a fold inside its brackets
- * (undefined for any other token). RFC 2369 2: the
- * list header fields hold angle-bracket URLs "with internal whitespace being ignored", and client
- * applications "should treat any whitespace ... as characters to ignore"; RFC 3986 appendix C: white
- * space added "to break a long URI across lines ... should be ignored when the URI is extracted", and
- * "No whitespace should be introduced after a hyphen". (RFC 2369's "MTAs MUST NOT insert whitespace
- * within the brackets" is about relays rewriting a header; notify writes it.) A line ends after the
- * last `/`, `.`, `?`, `&` or `=` that fits (never inside `://`), so the short one-click URL breaks
- * before its token and the token arrives whole; failing those, at the room left, never after `-`.
+ * (undefined for any other token). RFC 2369 2: the list header fields hold angle-bracket URLs "with
+ * internal whitespace being ignored", and client applications "should treat any whitespace ... as
+ * characters to ignore"; RFC 3986 appendix C: white space added "to break a long URI across lines
+ * ... should be ignored when the URI is extracted", and "No whitespace should be introduced after a
+ * hyphen". (RFC 2369's "MTAs MUST NOT insert whitespace within the brackets" is about relays
+ * rewriting a header; notify writes it.) A line ends after the last `/`, `.`, `?`, `&` or `=` that
+ * fits (never inside `://`), so the short one-click URL breaks before its token and the token
+ * arrives whole; failing those, at the room left, never after `-`.
  */
 function listUrlPieces(token: string): string[] | undefined {
   const room = MAX_LINE - 1;
