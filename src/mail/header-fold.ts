@@ -25,7 +25,12 @@ export function headerField(name: string, value: string): string {
     // one token (an address, a Message-ID, a List-Unsubscribe URL: most per-recipient values):
     // what pack would make of it, without splitting it into tokens
     const fits = name.length + 2 + value.length <= MAX_LINE;
-    if (STRUCTURED.test(name) && (fits || 1 + value.length <= MAX_LINE || !LIST.test(name))) return fits ? `${name}: ${value}` : `${name}:${CRLF} ${value}`;
+    if (STRUCTURED.test(name)) {
+      // one List-* URL too long for a line of its own (every List-Unsubscribe of a long tracking host)
+      const pieces = fits ? undefined : LIST.test(name) && listUrlPieces(value);
+      if (pieces) return `${name}:${CRLF} ${pieces.join(`${CRLF} `)}`;
+      return fits ? `${name}: ${value}` : `${name}:${CRLF} ${value}`;
+    }
     if (fits && PRINTABLE.test(value)) return `${name}: ${value}`;
   }
   // a structured value is never encoded: its non-ASCII parts (an SMTPUTF8 local part, a display
