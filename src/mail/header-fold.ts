@@ -17,7 +17,8 @@ const CRLF = '\r\n';
 const PRINTABLE = /^[\x20-\x7e]*$/;
 const BLANK = /[ \t]/;
 const STRUCTURED = /^(list-|feedback-id$|message-id$|in-reply-to$|references$|reply-to$|sender$|from$|to$|cc$|auto-submitted$|precedence$|return-path$)/i;
-const LIST = /^list-/i;
+/** the RFC 2369 fields, whose angle-bracket URLs may be folded inside (not List-Id: RFC 2919 has no white space in its <...>) */
+const LIST = /^list-(help|unsubscribe|subscribe|post|owner|archive)$/i;
 
 /** `Name: value` folded, without the final CRLF. */
 export function headerField(name: string, value: string): string {
@@ -42,7 +43,7 @@ export function headerField(name: string, value: string): string {
 
 /**
  * The first word of a value that headerField could not write within 78 characters as it is, and
- * the room its line had: a structured value's word (but a List-* angle-bracket URL, folded inside
+ * the room its line had: a structured value's word (but an RFC 2369 angle-bracket URL, folded inside
  * its brackets) would make a longer line, and a printable ASCII text's would be turned into encoded
  * words, which a provider reading the header (an X-Mailgun-Variables, an X-SES-CONFIGURATION-SET)
  * would not decode. Undefined when every word fits; other text is encoded words sized for their lines.
