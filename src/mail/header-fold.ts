@@ -3,7 +3,8 @@
  * white space may go, so that unfolding gives back the value (or, inside a List-* URL, the value
  * with white space its readers drop):
  * - unstructured text (Subject, a custom X- header): at spaces; when it is not printable ASCII, or a
- *   word would not fit a line, as RFC 2047 encoded words sized so each line holds one;
+ *   word would not fit a line, as RFC 2047 encoded words sized so each line holds one (a custom
+ *   header whose ASCII word would need that is refused before, see unfoldableWord);
  * - structured values (addresses, List-*, Feedback-ID, Message-ID, Return-Path): at their spaces
  *   only, never encoded. A token longer than the rest of the first line goes whole on a line of its
  *   own, after a fold right after the colon. One longer than any line stays whole there (998 is
@@ -16,7 +17,8 @@ const CRLF = '\r\n';
 const PRINTABLE = /^[\x20-\x7e]*$/;
 const BLANK = /[ \t]/;
 const STRUCTURED = /^(list-|feedback-id$|message-id$|in-reply-to$|references$|reply-to$|sender$|from$|to$|cc$|auto-submitted$|precedence$|return-path$)/i;
-const LIST = /^list-/i;
+/** the RFC 2369 fields, whose angle-bracket URLs may be folded inside (not List-Id: RFC 2919 has no white space in its <...>) */
+const LIST = /^list-(help|unsubscribe|subscribe|post|owner|archive)$/i;
 
 /** `Name: value` folded, without the final CRLF. */
 export function headerField(name: string, value: string): string {
@@ -24,7 +26,12 @@ export function headerField(name: string, value: string): string {
     // one token (an address, a Message-ID, a List-Unsubscribe URL: most per-recipient values):
     // what pack would make of it, without splitting it into tokens
     const fits = name.length + 2 + value.length <= MAX_LINE;
-    if (STRUCTURED.test(name) && (fits || 1 + value.length <= MAX_LINE || !LIST.test(name))) return fits ? `${name}: ${value}` : `${name}:${CRLF} ${value}`;
+    if (STRUCTURED.test(name)) {
+      // one List-* URL too long for a line of its own (every List-Unsubscribe of a long tracking host)
+      const pieces = fits ? undefined : LIST.test(name) && listUrlPieces(value);
+      if (pieces) return `${name}:${CRLF} ${pieces.join(`${CRLF} `)}`;
+      return fits ? `${name}: ${value}` : `${name}:${CRLF} ${value}`;
+    }
     if (fits && PRINTABLE.test(value)) return `${name}: ${value}`;
   }
   // a structured value is never encoded: its non-ASCII parts (an SMTPUTF8 local part, a display
@@ -36,7 +43,7 @@ export function headerField(name: string, value: string): string {
 
 /**
  * The first word of a value that headerField could not write within 78 characters as it is, and
- * the room its line had: a structured value's word (but a List-* angle-bracket URL, folded inside
+ * the room its line had: a structured value's word (but an RFC 2369 angle-bracket URL, folded inside
  * its brackets) would make a longer line, and a printable ASCII text's would be turned into encoded
  * words, which a provider reading the header (an X-Mailgun-Variables, an X-SES-CONFIGURATION-SET)
  * would not decode. Undefined when every word fits; other text is encoded words sized for their lines.
@@ -98,14 +105,14 @@ function pack(name: string, value: string, structured: boolean): string {
 
 /**
  * An angle-bracket URL too long for a line of its own, as the pieces of a fold inside its brackets
- * (undefined for any other token). RFC 2369 2: the
- * list header fields hold angle-bracket URLs "with internal whitespace being ignored", and client
- * applications "should treat any whitespace ... as characters to ignore"; RFC 3986 appendix C: white
- * space added "to break a long URI across lines ... should be ignored when the URI is extracted", and
- * "No whitespace should be introduced after a hyphen". (RFC 2369's "MTAs MUST NOT insert whitespace
- * within the brackets" is about relays rewriting a header; notify writes it.) A line ends after the
- * last `/`, `.`, `?`, `&` or `=` that fits (never inside `://`), so the short one-click URL breaks
- * before its token and the token arrives whole; failing those, at the room left, never after `-`.
+ * (undefined for any other token). RFC 2369 2: the list header fields hold angle-bracket URLs "with
+ * internal whitespace being ignored", and client applications "should treat any whitespace ... as
+ * characters to ignore"; RFC 3986 appendix C: white space added "to break a long URI across lines
+ * ... should be ignored when the URI is extracted", and "No whitespace should be introduced after a
+ * hyphen". (RFC 2369's "MTAs MUST NOT insert whitespace within the brackets" is about relays
+ * rewriting a header; notify writes it.) A line ends after the last `/`, `.`, `?`, `&` or `=` that
+ * fits (never inside `://`), so the short one-click URL breaks before its token and the token
+ * arrives whole; failing those, at the room left, never after `-`.
  */
 function listUrlPieces(token: string): string[] | undefined {
   const room = MAX_LINE - 1;

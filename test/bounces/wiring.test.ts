@@ -79,7 +79,7 @@ describe('notify.bounces over IMAP', { skip: NO_IMAP }, () => {
   after(() => sink.close());
 
   forEachEngine('a send bounced through the instance’s own mailbox', (h) => {
-    test('sent, its DSN in the mailbox, one poll: the contact is bounced, the app event fires, the report moves to notify-processed', async () => {
+    test('sent, its DSN in the mailbox, one poll: the contact is bounced, its drip enrollment cancelled, the event row written, the app event fires, the report moves to notify-processed', async () => {
       const { inbox } = await freshFolders(imap());
       const notify = await createNotify(testOptions(h.url, { mailer: sink.url, bounceDomain: BOUNCE_DOMAIN, bounceMailbox: mailboxUrl({ folder: inbox }) }));
       try {
@@ -88,12 +88,19 @@ describe('notify.bounces over IMAP', { skip: NO_IMAP }, () => {
           fired.push(`${e.contact.email} ${e.provider}`);
         });
         const postfix = REAL_REPORTS[0];
+        // an active drip enrollment, cancelled as a webhook bounce cancels it
+        const sequence = await notify.drips.createSequence({ name: 'welcome', steps: [{ delayMinutes: 60, subject: 'Later', html: '<p>x</p>' }] });
+        const enrollment = await notify.drips.enroll({ contact: (await notify.contacts.upsert({ email: postfix.to })).id, sequence: sequence.id });
         const send = await notify.send({ to: postfix.to, subject: 'Hi', text: 'Hello' });
         assert.equal(send.status, 'sent');
         await appendAll(imap(), inbox, [withToken(postfix.file, postfix.token, send.token)]);
         assert.deepEqual(await notify.bounces!.poll(), { processed: 1, skipped: 0, failed: 0 });
         assert.equal((await notify.contacts.get(postfix.to))?.status, 'bounced');
         assert.deepEqual(fired, [`${postfix.to} bounce-mailbox`]);
+        const db = notify.context.store.db;
+        assert.equal((await db.selectFrom('notify_enrollments').select('status').where('id', '=', enrollment.id).executeTakeFirstOrThrow()).status, 'cancelled');
+        const rows = await db.selectFrom('notify_events').select(['type', 'send_id']).where('type', '=', 'bounce').execute();
+        assert.deepEqual(rows.map((r) => [r.type, Number(r.send_id)]), [['bounce', send.id]]);
         assert.equal((await folderMessages(imap(), inbox)).length, 0);
         assert.equal((await folderMessages(imap(), 'notify-processed')).filter((m) => /Undelivered/.test(m.subject)).length >= 1, true);
         // read again (a copy put back): applied once

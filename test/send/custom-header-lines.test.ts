@@ -71,6 +71,8 @@ forEachEngine('custom header lines', (h) => {
       [{ 'X-Mailgun-Variables': JSON.stringify({ user: w(40, 'u'), campaign: w(40, 'c') }) }, 'X-Mailgun-Variables', /X-Mailgun-Variables has a word of 105 characters/],
       [{ References: `<${w(76, 'r')}> <b@news.example>` }, 'References', /References has a word of 78/],
       [{ 'In-Reply-To': `  <${w(80, 'i')}@news.example>` }, 'In-Reply-To', /In-Reply-To has a word/],
+      // List-Id's <label.domain> is no URL (RFC 2919): never folded inside, so a long one is refused
+      [{ 'List-Id': `<${w(70, 'l')}.news.example>` }, 'List-Id', /List-Id has a word of 85 characters .*at most 77/],
     ];
     const before = sink.messages.length;
     for (const [headers, name, message] of refused) {
