@@ -21,19 +21,43 @@ describeEachEngine('as deployed: a deferred drip step and campaign send of a rea
   });
   after(() => d?.close());
 
-  test('421 to both first attempts, one-click unsubscribe, then the worker: no message reaches her, step cancelled, send suppressed, campaign sent', async () => {
+  /**
+   * A welcome sequence on `list` and the list imported from `csv`: the drip run and then a campaign
+   * run to the list each deliver to everyone but `slow`, whose first two attempts the sink answers
+   * 421 (both deferred). Returns the campaign's id.
+   */
+  async function deferBoth(list: string, csv: string, slow: string): Promise<string> {
     const created = await fetch(`${server}/notify/api/v1/sequences`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'welcome', trigger: { listJoined: 'readers' }, steps: [{ delayMinutes: 0, subject: 'Welcome {{ contact.name }}', text: 'Hello {{ contact.name }}' }] }),
+      body: JSON.stringify({ name: `${list}-welcome`, trigger: { listJoined: list }, steps: [{ delayMinutes: 0, subject: 'Welcome {{ contact.name }}', text: 'Hello {{ contact.name }}' }] }),
     });
     assert.equal(created.status, 201, await created.clone().text());
-    d.sink.failFor('slow@example.com', 2);
-    d.writeFile('readers.csv', CSV);
-    await d.cli(['contacts:import', 'readers.csv', '--list', 'readers']);
+    d.sink.failFor(slow, 2);
+    d.writeFile(`${list}.csv`, csv);
+    await d.cli(['contacts:import', `${list}.csv`, '--list', list]);
     assert.match(await d.cli(['notify:process-drips']), /drips: sent 1, retried 1, failed 0 \(of 2 due\)/);
-    const id = (await d.cli(['campaigns:create', '--subject', 'News', '--text', 'Hi {{ contact.name }}', '--list', 'readers'])).trim().split('\n')[0];
+    const id = (await d.cli(['campaigns:create', '--subject', `News for ${list}`, '--text', 'Hi {{ contact.name }}', '--list', list])).trim().split('\n')[0];
     assert.match(await d.cli(['notify:send-campaign', id]), /sent 1, failed 0, suppressed 0, deferred 1/);
+    return id;
+  }
+
+  /** the step row cancelled, the campaign send suppressed (neither waiting for a retry), the enrollment cancelled */
+  async function assertSettled(email: string): Promise<void> {
+    const rows = await queryRows<{ status: string; campaign_id: number | null; next_attempt_at: number | null }>(d.database, 'select status, campaign_id, next_attempt_at from notify_sends where to_email = ? order by id', [email]);
+    assert.deepEqual(
+      rows.map((r) => [r.campaign_id === null ? 'step' : 'campaign', r.status, r.next_attempt_at]),
+      [
+        ['step', 'cancelled', null],
+        ['campaign', 'suppressed', null],
+      ],
+    );
+    const [enrollment] = await queryRows<{ status: string }>(d.database, 'select e.status from notify_enrollments e join notify_contacts c on c.id = e.contact_id where c.email = ?', [email]);
+    assert.equal(enrollment.status, 'cancelled');
+  }
+
+  test('421 to both first attempts, one-click unsubscribe, then the worker: no message reaches her, step cancelled, send suppressed, campaign sent', async () => {
+    const id = await deferBoth('readers', CSV, 'slow@example.com');
     const waiting = await queryRows<{ status: string; next_attempt_at: number }>(d.database, 'select status, next_attempt_at from notify_sends where to_email = ? order by id', ['slow@example.com']);
     assert.deepEqual(
       waiting.map((r) => r.status),
@@ -54,22 +78,27 @@ describeEachEngine('as deployed: a deferred drip step and campaign send of a rea
 
     assert.equal(d.sink.attempts.get('slow@example.com'), 2, 'the two refused attempts, nothing after');
     assert.equal(d.sink.messages.filter((m) => m.envelope.to.includes('slow@example.com')).length, 0);
-    const rows = await queryRows<{ status: string; campaign_id: number | null; next_attempt_at: number | null }>(
-      d.database,
-      'select status, campaign_id, next_attempt_at from notify_sends where to_email = ? order by id',
-      ['slow@example.com'],
-    );
-    assert.deepEqual(
-      rows.map((r) => [r.campaign_id === null ? 'step' : 'campaign', r.status, r.next_attempt_at]),
-      [
-        ['step', 'cancelled', null],
-        ['campaign', 'suppressed', null],
-      ],
-    );
-    const [enrollment] = await queryRows<{ status: string }>(d.database, 'select e.status from notify_enrollments e join notify_contacts c on c.id = e.contact_id where c.email = ?', ['slow@example.com']);
-    assert.equal(enrollment.status, 'cancelled');
+    await assertSettled('slow@example.com');
     assert.deepEqual(await queryRows(d.database, 'select status from notify_campaigns where id = ?', [Number(id)]), [{ status: 'sent' }]);
     const stats = JSON.parse(await d.cli(['stats', id, '--json']));
     assert.deepEqual([stats.stats.total, stats.stats.sent, stats.stats.failed], [2, 1, 0]);
+  });
+
+  test('the same suppression by contacts:import with a status column: settled at once, no worker needed, nothing delivered', async () => {
+    const id = await deferBoth('members', ['email,name', 'bea@example.com,Bea', 'late@example.com,Late'].join('\n'), 'late@example.com');
+
+    // the address bounced at another provider: the import says so
+    d.writeFile('bounced.csv', ['email,status', 'late@example.com,bounced'].join('\n'));
+    assert.match(await d.cli(['contacts:import', 'bounced.csv']), /updated 1/);
+    // settled by the import itself: no run or worker came since
+    await assertSettled('late@example.com');
+    const events = await queryRows<{ type: string }>(d.database, 'select v.type from notify_events v join notify_contacts c on c.id = v.contact_id where c.email = ?', ['late@example.com']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['bounce'],
+    );
+    assert.match(await d.cli(['notify:send-campaign', id]), /campaign sent, nothing remains/);
+    assert.equal(d.sink.attempts.get('late@example.com'), 2, 'the two refused attempts, nothing after');
+    assert.equal(d.sink.messages.filter((m) => m.envelope.to.includes('late@example.com')).length, 0);
   });
 });
