@@ -27,6 +27,14 @@ export interface JsonRowColumn {
 export const columnList = (spec: Record<string, JsonRowColumn['type']>): readonly JsonRowColumn[] =>
   Object.entries(spec).map(([name, type]) => ({ name, type }));
 
+/** rows as the FROM of a fixed statement (StoreDialect.rowSource) */
+export interface RowSource {
+  text: string;
+  /** a column of the source (not selected) that numbers the rows in the order given */
+  order: string;
+  parameters(rows: readonly Record<string, unknown>[]): unknown[];
+}
+
 /** A statement whose text never changes (`?` placeholders, no other `?`) and its parameters. */
 export interface FixedRun {
   text: string;
@@ -102,6 +110,12 @@ export interface StoreDialect {
   inList(values: readonly string[]): readonly string[] | RawBuilder<string>;
   /** `select <columns> from` the rows of a JSON array of objects, bound as ONE parameter */
   jsonRows(json: string, columns: readonly JsonRowColumn[]): RawBuilder<unknown>;
+  /**
+   * `select <columns> from` rows bound as parameters, as a fixed text with `?` placeholders (it can
+   * be prepared) and the parameters for some rows: on PostgreSQL one array literal per column
+   * (unnest), on SQLite the rows as one JSON parameter (jsonRows). Values as jsonRowValue gives them.
+   */
+  rowSource(columns: readonly JsonRowColumn[]): RowSource;
   /** the value to put into a `json` column of a jsonRows row */
   jsonRowValue(value: unknown): unknown;
   /**
