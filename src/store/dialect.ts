@@ -120,16 +120,16 @@ export interface StoreDialect {
   jsonRowValue(value: unknown): unknown;
   /**
    * Inserts many rows (values as jsonRowValue gives them) in the transaction `trx` holds: on
-   * SQLite one prepared statement run per row, on PostgreSQL one statement with the rows as ONE
-   * JSON parameter (jsonRows).
+   * SQLite one prepared statement run per row, on PostgreSQL one prepared statement with one array
+   * parameter per column (rowSource).
    */
   insertRows(trx: Kysely<Database>, table: string, columns: readonly JsonRowColumn[], rows: readonly Record<string, unknown>[]): Promise<void>;
   /**
    * The rows of `table` whose unique `key` column holds one of `keys` (given once each), as arrays
    * of the `columns` values in that order (bigint columns as numbers), locked for this transaction
    * as lockForUpdate locks them, in id order: on SQLite one prepared SELECT run per key on the
-   * connection `trx` holds (the write lock covers them), on PostgreSQL one SELECT ... FOR NO KEY
-   * UPDATE per thousand keys, bound as ONE JSON parameter.
+   * connection `trx` holds (the write lock covers them), on PostgreSQL one prepared SELECT ... FOR
+   * NO KEY UPDATE per thousand keys, bound as ONE text[] parameter.
    */
   lockRowsByKey(trx: Kysely<Database>, table: string, key: string, columns: readonly string[], keys: readonly string[]): Promise<unknown[][]>;
   /**
