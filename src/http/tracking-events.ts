@@ -9,9 +9,13 @@ export interface TrackingRequest {
   userAgent: string;
 }
 
+// Shared by every event without metadata (nothing writes into an event's metadata): one object
+// less per request, and one less for the buffer to hold until its flush.
+const NO_METADATA: Record<string, unknown> = Object.freeze({});
+
 /** The open event recorded for a well-formed token. trackIpAddress covers clicks only (spec). */
 export function openEvent(ctx: Pick<Context, 'clock'>, r: TrackingRequest): TrackedEvent {
-  return { type: 'open', token: r.token, at: ctx.clock.now(), link_index: null, metadata: {}, method: r.method, userAgent: r.userAgent };
+  return { type: 'open', token: r.token, at: ctx.clock.now(), link_index: null, metadata: NO_METADATA, method: r.method, userAgent: r.userAgent };
 }
 
 /** The click event for a resolved link; the IP goes into metadata only with trackIpAddress. */
@@ -21,7 +25,7 @@ export function clickEvent(ctx: Pick<Context, 'clock' | 'config'>, r: TrackingRe
     token: r.token,
     at: ctx.clock.now(),
     link_index: target.index,
-    metadata: ctx.config.trackIpAddress ? { ip: ip() } : {},
+    metadata: ctx.config.trackIpAddress ? { ip: ip() } : NO_METADATA,
     method: r.method,
     userAgent: r.userAgent,
   };

@@ -27,6 +27,14 @@ export interface JsonRowColumn {
 export const columnList = (spec: Record<string, JsonRowColumn['type']>): readonly JsonRowColumn[] =>
   Object.entries(spec).map(([name, type]) => ({ name, type }));
 
+/** rows as the FROM of a fixed statement (StoreDialect.rowSource) */
+export interface RowSource {
+  text: string;
+  /** a column of the source (not selected) that numbers the rows in the order given */
+  order: string;
+  parameters(rows: readonly Record<string, unknown>[]): unknown[];
+}
+
 /** A statement whose text never changes (`?` placeholders, no other `?`) and its parameters. */
 export interface FixedRun {
   text: string;
@@ -102,20 +110,26 @@ export interface StoreDialect {
   inList(values: readonly string[]): readonly string[] | RawBuilder<string>;
   /** `select <columns> from` the rows of a JSON array of objects, bound as ONE parameter */
   jsonRows(json: string, columns: readonly JsonRowColumn[]): RawBuilder<unknown>;
+  /**
+   * `select <columns> from` rows bound as parameters, as a fixed text with `?` placeholders (it can
+   * be prepared) and the parameters for some rows: on PostgreSQL one array literal per column
+   * (unnest), on SQLite the rows as one JSON parameter (jsonRows). Values as jsonRowValue gives them.
+   */
+  rowSource(columns: readonly JsonRowColumn[]): RowSource;
   /** the value to put into a `json` column of a jsonRows row */
   jsonRowValue(value: unknown): unknown;
   /**
    * Inserts many rows (values as jsonRowValue gives them) in the transaction `trx` holds: on
-   * SQLite one prepared statement run per row, on PostgreSQL one statement with the rows as ONE
-   * JSON parameter (jsonRows).
+   * SQLite one prepared statement run per row, on PostgreSQL one prepared statement with one array
+   * parameter per column (rowSource).
    */
   insertRows(trx: Kysely<Database>, table: string, columns: readonly JsonRowColumn[], rows: readonly Record<string, unknown>[]): Promise<void>;
   /**
    * The rows of `table` whose unique `key` column holds one of `keys` (given once each), as arrays
    * of the `columns` values in that order (bigint columns as numbers), locked for this transaction
    * as lockForUpdate locks them, in id order: on SQLite one prepared SELECT run per key on the
-   * connection `trx` holds (the write lock covers them), on PostgreSQL one SELECT ... FOR NO KEY
-   * UPDATE per thousand keys, bound as ONE JSON parameter.
+   * connection `trx` holds (the write lock covers them), on PostgreSQL one prepared SELECT ... FOR
+   * NO KEY UPDATE per thousand keys, bound as ONE text[] parameter.
    */
   lockRowsByKey(trx: Kysely<Database>, table: string, key: string, columns: readonly string[], keys: readonly string[]): Promise<unknown[][]>;
   /**

@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely, type QueryResult, sql } from 'kysely';
+import { CompiledQuery, type Kysely, type QueryResult, type RawBuilder, sql } from 'kysely';
 import type { Database } from './schema.ts';
 
 /**
@@ -31,4 +31,14 @@ export function fixedStatement(text: string): FixedStatement {
     return form;
   };
   return <R>(db: Kysely<Database>, parameters: readonly unknown[]) => db.executeQuery<R>(CompiledQuery.raw(formFor(db), [...parameters]));
+}
+
+/** A `?` text and its parameters as a query part, for a statement built around it (a WITH). */
+export function withParameters(text: string, parameters: readonly unknown[]): RawBuilder<unknown> {
+  const parts = text.split('?');
+  if (parts.length !== parameters.length + 1) throw new Error(`${parts.length - 1} placeholders for ${parameters.length} parameters`);
+  return sql.join(
+    parts.map((part, i) => (i < parameters.length ? sql`${sql.raw(part)}${parameters[i]}` : sql.raw(part))),
+    sql``,
+  );
 }

@@ -2,6 +2,7 @@ import { type DatabaseIntrospector, type Expression, Kysely, PostgresDialect, ty
 import type { FixedRun, JsonMemberConditions, JsonRowColumn, StoreDialect } from '../dialect.ts';
 import { type FixedStatement, fixedStatement } from '../fixed-statement.ts';
 import { createPool } from './pool.ts';
+import { columnArrayParameters, columnArraysText, ROW_ORDER, textArrayLiteral } from './column-arrays.ts';
 import type { Database } from '../schema.ts';
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
@@ -81,16 +82,22 @@ const queries = {
   jsonRows,
   // a jsonb member of the row, so the object itself
   jsonRowValue: (value) => value,
+  rowSource: (columns) => ({ text: columnArraysText(columns), order: ROW_ORDER, parameters: (rows) => columnArrayParameters(columns, rows) }),
+  // prepared: the text depends on the table and columns only (column-arrays.ts)
   async insertRows(trx, table, columns, rows) {
     if (rows.length === 0) return;
-    await sql`insert into ${sql.table(table)} (${sql.raw(columns.map((c) => c.name).join(', '))}) ${jsonRows(JSON.stringify(rows), columns)}`.execute(trx);
+    await fixed(`insert into ${table} (${columns.map((c) => c.name).join(', ')}) ${columnArraysText(columns)}`)(trx, columnArrayParameters(columns, rows));
   },
   async lockRowsByKey(trx, table, key, columns, keys) {
     const rows: unknown[][] = [];
-    // NO KEY UPDATE, as lockForUpdate; in id order, so concurrent writers wait instead of deadlocking
+    // The key comes back as its position among `keys` (a number, not the string again). NO KEY
+    // UPDATE, as lockForUpdate; in id order, so concurrent writers wait instead of deadlocking.
+    const others = columns.filter((c) => c !== key);
+    const read = fixed(`select k.key_ordinal, ${others.map((c) => `t.${c}`).join(', ') || 't.id'} from unnest(?::text[]) with ordinality as k(v, key_ordinal) join ${table} t on t.${key} = k.v order by t.id for no key update of t`);
     for (let i = 0; i < keys.length; i += 1000) {
-      const r = await sql<Record<string, unknown>>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where ${sql.ref(key)} in (select jsonb_array_elements_text(${JSON.stringify(keys.slice(i, i + 1000))}::jsonb)) order by id for no key update`.execute(trx);
-      for (const row of r.rows) rows.push(columns.map((c) => row[c]));
+      const chunk = keys.slice(i, i + 1000);
+      const r = await read<Record<string, unknown>>(trx, [textArrayLiteral(chunk)]);
+      for (const row of r.rows) rows.push(columns.map((c) => (c === key ? chunk[Number(row.key_ordinal) - 1] : row[c])));
     }
     return rows;
   },

@@ -81,7 +81,11 @@ export async function findBursts<E extends { at: number; link_index: number | nu
   const since = clicks.reduce((min, c) => Math.min(min, c.event.at), Number.POSITIVE_INFINITY) - BURST_WINDOW_MS;
   const window = recent && (await recent.knows(trx, since));
   const sendIds = window ? sendsWithManyLinksKnown(window, clicks, since) : await sendsWithManyLinks(trx, clicks, since);
-  const campaignOf = new Map(clicks.map((c) => [c.sendId, c.campaignId]));
+  // Only those sends can hold a burst: most flushes stop here, with no work per click beyond the count of links.
+  if (sendIds.length === 0) return result;
+  const candidates = new Set(sendIds);
+  const mine = clicks.filter((c) => candidates.has(c.sendId));
+  const campaignOf = new Map(mine.map((c) => [c.sendId, c.campaignId]));
   const stored: StoredClick[] = [];
   for (const group of groupsOf(sendIds.map((id) => [id, campaignOf.get(id)!]))) {
     const rows = await trx.selectFrom('notify_events').select(['id', 'send_id', 'link_index', 'created_at', 'is_machine']).where(inWindow(group, since)).execute();
@@ -89,10 +93,10 @@ export async function findBursts<E extends { at: number; link_index: number | nu
   }
   const points: ClickPoint<E | StoredClick>[] = [
     ...stored.map((s) => ({ key: s, sendId: s.send_id, link: s.link_index, at: s.created_at })),
-    ...clicks.map((c) => ({ key: c.event, sendId: c.sendId, link: c.event.link_index, at: c.event.at })),
+    ...mine.map((c) => ({ key: c.event, sendId: c.sendId, link: c.event.link_index, at: c.event.at })),
   ];
   const marked = findLinkBursts(points);
-  for (const c of clicks) if (marked.has(c.event)) result.inBatch.add(c.event);
+  for (const c of mine) if (marked.has(c.event)) result.inBatch.add(c.event);
   for (const s of stored) {
     if (!marked.has(s) || s.is_machine !== 0) continue;
     result.stored.set(s.send_id, [...(result.stored.get(s.send_id) ?? []), s.id]);

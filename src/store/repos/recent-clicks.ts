@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type ClickWindow, createClickWindow } from '../../core/click-window.ts';
 import { BURST_WINDOW_MS } from '../../core/engagement.ts';
+import { fixedStatement } from '../fixed-statement.ts';
 import type { Database } from '../schema.ts';
 
 /**
@@ -36,6 +37,9 @@ export interface BatchNotes {
   row(): void;
 }
 
+// prepared on PostgreSQL: a flush with clicks runs it every time
+const COUNT_BATCHES = fixedStatement('select count(*) as n from notify_tracking_batches where created_at >= ?');
+
 /** how far apart two writers' clocks may be; also how long this store remembers its own batches */
 const CLOCK_SKEW_MS = 30_000;
 const OWN_BATCHES_MS = 5 * 60_000;
@@ -55,12 +59,8 @@ export function createRecentClicks(now: () => number = Date.now): RecentClicks {
       const horizon = Math.min(since, at - BURST_WINDOW_MS - CLOCK_SKEW_MS);
       if (horizon < at - OWN_BATCHES_MS) return undefined;
       const mine = own.length - firstAtOrAfter(own, horizon);
-      const row = await trx
-        .selectFrom('notify_tracking_batches')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('created_at', '>=', horizon)
-        .executeTakeFirstOrThrow();
-      return Number(row.n) === mine ? window : undefined;
+      const { rows } = await COUNT_BATCHES<{ n: number | string }>(trx, [horizon]);
+      return Number(rows[0].n) === mine ? window : undefined;
     },
     async write(fn) {
       writing++;

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { type Expression, Kysely, type SqlBool, sql } from 'kysely';
-import type { JsonMemberConditions, StoreDialect } from '../dialect.ts';
+import type { JsonMemberConditions, JsonRowColumn, StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 import { MigrationLockingSqliteDialect } from './migration-lock.ts';
 import { fixedWriter, keyedReader, rowInserter, rowUpdater } from './prepared-writes.ts';
@@ -82,6 +82,8 @@ export function createSqliteDialect(url: string): StoreDialect {
   };
 }
 
+const jsonColumns = (columns: readonly JsonRowColumn[]) => columns.map((c) => `value->>'${c.name}' as ${c.name}`).join(', ');
+
 /** SQLite has one writer at a time and one namespace: most pieces are the plain form. */
 const queries = {
   columns: { id: 'integer', pk: (c) => c.primaryKey().autoIncrement(), ref: 'integer', ts: 'integer', json: 'text', bool: 'integer' },
@@ -93,7 +95,9 @@ const queries = {
   // SQLite prepares a bound list faster than it unpacks JSON.
   inList: (values) => values,
   // named as the columns, so the rows also serve as the FROM of an UPDATE
-  jsonRows: (json, columns) => sql`select ${sql.raw(columns.map((c) => `value->>'${c.name}' as ${c.name}`).join(', '))} from json_each(${json})`,
+  jsonRows: (json, columns) => sql`select ${sql.raw(jsonColumns(columns))} from json_each(${json})`,
+  // json_each's key is the row's index in the array
+  rowSource: (columns) => ({ text: `select ${jsonColumns(columns)} from json_each(?)`, order: 'key', parameters: (rows) => [JSON.stringify(rows)] }),
   idList: (ids) => sql<number>`(select value from json_each(${JSON.stringify(ids)}))`,
   // ->> reads a string member as its text, which is what a JSON text column holds
   jsonRowValue: (value) => JSON.stringify(value),
