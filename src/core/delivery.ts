@@ -98,6 +98,8 @@ async function writeGroup<J extends DeliveryJob>(opts: DeliveryOptions<J>, grant
 
 /** the job's message (built now when it is a function) handed to the mailer, to leave once `ready`; a message that cannot be built fails the send */
 async function deliverOne<J extends DeliveryJob>(dispatcher: Context['dispatcher'], job: J, ready: Promise<boolean> | undefined): Promise<SendOutcome> {
+  // a failed start write is the run's failure, thrown where the slot awaits `ready`, never unhandled
+  ready?.catch(() => {});
   let message: PreparedMessage;
   try {
     message = typeof job.message === 'function' ? await job.message() : job.message;
@@ -150,8 +152,8 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
           // a stop that came while waiting for a sending turn leaves this job unstarted (a hole)
           if (left && opts.stop?.()) return left();
           // rendered and all but handed over while its start commits; it leaves only once committed, a start refused holds it back
-          const ready = opts.start ? begin(jobs[i]) : (delivering++, undefined);
-          ready?.catch(() => {});
+          const ready = opts.start ? begin(jobs[i]) : undefined;
+          if (!ready) delivering++;
           const outcome = await deliverOne(ctx.dispatcher, jobs[i], ready);
           left?.();
           if (ready && !(await ready)) continue;
