@@ -98,6 +98,8 @@ async function writeGroup<J extends DeliveryJob>(opts: DeliveryOptions<J>, grant
 
 /** the job's message (built now when it is a function) handed to the mailer, to leave once `ready`; a message that cannot be built fails the send */
 async function deliverOne<J extends DeliveryJob>(dispatcher: Context['dispatcher'], job: J, ready: Promise<boolean> | undefined): Promise<SendOutcome> {
+  // a failed start write is the run's failure, thrown where the slot awaits `ready`, never unhandled
+  ready?.catch(() => {});
   let message: PreparedMessage;
   try {
     message = typeof job.message === 'function' ? await job.message() : job.message;
@@ -112,7 +114,7 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
   const { throttleMs } = ctx.config;
   const { pacer } = ctx;
   const granted = new Set<J>();
-  /** slots whose next send waits for its start to be written, and slots in the mailer */
+  /** slots whose next send waits for its start to be written, and slots whose send may leave (in the mailer) */
   let starting = 0;
   let delivering = 0;
   let slots = 0;
@@ -120,14 +122,15 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
     starting = 0;
     return writeGroup(opts, granted, items);
   }, GROUP_MS);
-  /** true once the job is committed as started */
+  /** true once the job is committed as started (the slot's send may leave: it counts as in the mailer) */
   const begin = async (job: J): Promise<boolean> => {
     writer.add({ job });
     starting++;
-    // At once when all slots but one wait or none is in the mailer; else a little later, so the
-    // slots finishing meanwhile share the write
+    // at once when all slots but one wait or none is in the mailer; else a little later, shared by the slots finishing meanwhile
     await (starting >= slots - 1 || delivering === 0 ? writer.flush() : writer.flush(START_WAIT_MS));
-    return granted.delete(job);
+    if (!granted.delete(job)) return false;
+    delivering++;
+    return true;
   };
   /** a slot leaves the mailer: with none left there, the starts waiting go now */
   const delivered = () => {
@@ -150,11 +153,11 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
           if (left && opts.stop?.()) return left();
           // rendered and all but handed over while its start commits; it leaves only once committed, a start refused holds it back
           const ready = opts.start ? begin(jobs[i]) : undefined;
-          ready?.catch(() => {});
-          delivering++;
-          const outcome = await deliverOne(ctx.dispatcher, jobs[i], ready).finally(delivered);
+          if (!ready) delivering++;
+          const outcome = await deliverOne(ctx.dispatcher, jobs[i], ready);
           left?.();
           if (ready && !(await ready)) continue;
+          delivered();
           outcomes[i] = outcome;
           writer.add({ job: jobs[i], outcome });
         }

@@ -126,9 +126,19 @@ export function createDispatcher(ctx: DispatchContext, composerFor: ComposerFact
 /** a mailer that cannot hold a message back until `ready` gets it only once `ready` said true */
 async function mail(mailer: Mailer, out: OutgoingMessage, ready: Promise<boolean> | undefined): Promise<MailResult | boolean> {
   if (!ready) return mailer.send(out);
-  if (mailer.sendWhen) return mailer.sendWhen(out, ready);
-  if (!(await ready)) throw new NotifyError('NOT_RELEASED', 'The message was held back: its send was not committed as started');
-  return mailer.send(out);
+  // a failed start write is the run's failure (the caller awaits `ready`), not this delivery's: not logged as one
+  let startFailed = false;
+  ready.catch(() => {
+    startFailed = true;
+  });
+  try {
+    if (mailer.sendWhen) return await mailer.sendWhen(out, ready);
+    if (!(await ready)) throw new NotifyError('NOT_RELEASED', 'The message was held back: its send was not committed as started');
+    return await mailer.send(out);
+  } catch (err) {
+    if (startFailed) throw new NotifyError('NOT_RELEASED', 'The message was held back: its start could not be written', {}, { cause: err });
+    throw err;
+  }
 }
 
 /** Contact fields Liquid may print as `{{ contact.* }}`. */

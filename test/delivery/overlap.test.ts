@@ -4,7 +4,9 @@ import { test } from 'node:test';
 import type { Mailer } from '../../src/core/mailer.ts';
 import { NotifyError } from '../../src/errors.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
+import type { Logger } from 'pino';
 import { forEachEngine, testOptions } from '../helpers/engines.ts';
+import { recordingLogger } from '../helpers/log-lines.ts';
 
 const PEOPLE = 12;
 
@@ -49,11 +51,11 @@ async function until(done: () => boolean, what: string): Promise<void> {
 }
 
 forEachEngine('the start commit overlaps the hand-over; the message leaves only once it is committed', (h) => {
-  const open = async (concurrency?: number) => {
+  const open = async (concurrency?: number, logger?: Logger) => {
     let notify: Notify | undefined;
     const statusOf = async (token: string) => (await notify!.context.store.db.selectFrom('notify_sends').select('status').where('token', '=', token).executeTakeFirst())?.status;
     const hold = holdingMailer(statusOf, concurrency);
-    notify = await createNotify(testOptions(h.url, { mailer: hold.mailer, batchSize: 1000 }));
+    notify = await createNotify(testOptions(h.url, { mailer: hold.mailer, batchSize: 1000, ...(logger && { logger }) }));
     for (let i = 0; i < PEOPLE; i++) await notify.contacts.upsert({ email: `o${i}@example.com`, lists: ['overlap'] });
     const c = await notify.campaigns.create({ subject: 'Overlap', text: 'hi', list: 'overlap' });
     return { notify, hold, campaignId: c.id };
@@ -124,6 +126,25 @@ forEachEngine('the start commit overlaps the hand-over; the message leaves only 
       assert.equal(result.sent, PEOPLE);
       assert.ok(most >= 1 && most <= 2, `at most 2 rows sending at once, saw ${most}`);
       assert.equal(hold.state.delivered, PEOPLE);
+    } finally {
+      await notify.close();
+    }
+  });
+
+  test('the start write fails (the database went away): the run fails with that error, nothing leaves, no delivery is logged as failed', async () => {
+    const { logger, lines } = recordingLogger();
+    const { notify, hold, campaignId } = await open(undefined, logger);
+    const campaigns = notify.context.store.campaigns;
+    campaigns.writeSendGroup = async () => {
+      throw new Error('database went away');
+    };
+    try {
+      await assert.rejects(notify.campaigns.send(campaignId), /database went away/);
+      assert.equal(hold.state.delivered, 0);
+      assert.deepEqual(
+        lines.filter((l) => l.msg === 'delivery failed'),
+        [],
+      );
     } finally {
       await notify.close();
     }
