@@ -1,5 +1,6 @@
 import type { Context } from '../context.ts';
 import { NotifyError } from '../errors.ts';
+import { autoPauseBaseNow, isAutoPaused } from './auto-pause.ts';
 import { waitForRunsToStop } from './campaign-control.ts';
 import { ALLOWED_FROM, type CampaignAction, invalidState } from './campaign-status.ts';
 import type { TransitionFields } from './storage/campaigns.ts';
@@ -29,7 +30,10 @@ export function createCampaignLifecycle(ctx: Context, checkId: (id: unknown) => 
     if (!current) throw new NotifyError('NOT_FOUND', `Campaign ${id} not found`, { campaignId: id });
     const from: readonly CampaignStatus[] = ALLOWED_FROM[action];
     if (!from.includes(current.status)) throw invalidState(action, current);
-    const moved = await ctx.store.campaigns.transition(id, [current.status], to(current), fields, ctx.clock.now());
+    // sent again after an auto-pause: it judges what comes from now on (the marketer saw the rest); a
+    // pause by hand says nothing about bounces, so the campaign stays judged as before
+    const base = current.status === 'paused' && isAutoPaused(current) ? await autoPauseBaseNow(ctx, id) : {};
+    const moved = await ctx.store.campaigns.transition(id, [current.status], to(current), { ...fields, ...base }, ctx.clock.now());
     if (moved) return { before: current, after: moved };
     // changed between the read and the write (a racing call, a run finishing): report what it is now
     throw invalidState(action, (await ctx.store.campaigns.getById(id)) ?? current);

@@ -12,6 +12,15 @@ export type CampaignChanges = Partial<NewCampaign>;
 export interface TransitionFields {
   send_at?: number | null;
   status_reason?: string | null;
+  /** the counters when it was resumed (see AutoPauseBase) */
+  auto_pause_sent_base?: number;
+  auto_pause_bad_base?: number;
+}
+
+/** What auto-pause leaves out: the sends and the bounces plus complaints counted before the last resume (zeros if none). */
+export interface AutoPauseBase {
+  sent: number;
+  bad: number;
 }
 
 /** What decides a campaign's audience. */
@@ -28,6 +37,7 @@ export interface CampaignsRepo {
   create(input: NewCampaign, now: number): Promise<Campaign>;
   getById(id: number): Promise<Campaign | undefined>;
   statusOf(id: number): Promise<CampaignStatus | undefined>;
+  autoPauseBase(id: number): Promise<AutoPauseBase>;
   /**
    * Compare-and-set: the status becomes `to` only when it is one of `from` at the moment of the
    * write (one UPDATE), so of two racing callers exactly one wins. `sent` also sets sent_at.

@@ -19,6 +19,7 @@ import * as trackingBatches from './015_tracking_batches.ts';
 import * as eventsWithoutForeignKeys from './016_events_without_foreign_keys.ts';
 import * as eventsDropClickIndex from './018_events_drop_click_index.ts';
 import * as eventsContactFromSend from './019_events_contact_from_send.ts';
+import * as campaignAutoPauseBase from './021_campaign_auto_pause_base.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /**
@@ -58,6 +59,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '016_events_without_foreign_keys': eventsWithoutForeignKeys,
   '018_events_drop_click_index': eventsDropClickIndex,
   '019_events_contact_from_send': eventsContactFromSend,
+  '021_campaign_auto_pause_base': campaignAutoPauseBase,
 };
 
 export interface MigrateResult {

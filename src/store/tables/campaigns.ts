@@ -26,6 +26,9 @@ export interface CampaignsTable extends ContentColumns {
   send_at: Generated<number | null>;
   /** why notify itself paused it (auto-pause, an empty audience); null otherwise */
   status_reason: Generated<string | null>;
+  /** the counters `sent` and `bounced + complained` at the last resume; auto-pause judges what came after (migration 021) */
+  auto_pause_sent_base: Generated<number | null>;
+  auto_pause_bad_base: Generated<number | null>;
   /** Liquid variables for every recipient (JSON object) */
   data: Generated<string | Record<string, unknown>>;
   /** custom headers (JSON object of name -> value) */
