@@ -65,10 +65,11 @@ const add = (key, status) => {
   tally.set(key, t);
 };
 for (const name of targets) {
-  const report = `reports/mutation/${name}.json`;
-  if (!existsSync(report)) continue;
+  // a fresh checkout has only the committed incremental file, which holds the same verdicts
+  const report = [`reports/mutation/${name}.json`, `reports/mutation/${name}.incremental.json`].find((f) => existsSync(f));
+  if (!report) continue;
   for (const [file, { mutants }] of Object.entries(JSON.parse(readFileSync(report, 'utf8')).files)) {
-    for (const m of mutants) for (const key of [file, `${file.split('/').slice(0, 2).join('/')}/ (files mutated in this run)`]) add(key, m.status);
+    for (const m of mutants) for (const key of [file, `${file.split('/').slice(0, 2).join('/')}/ (only the files scored here)`]) add(key, m.status);
   }
 }
 console.log('\nmutation score (detected / valid mutants)');

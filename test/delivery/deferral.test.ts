@@ -132,6 +132,19 @@ forEachEngine('transient failures are deferred, retried with backoff, then final
     assert.equal(sink.attempts.get('leaver@example.com'), 1);
   });
 
+  test('a contact unsubscribed through notify while deferred: the waiting send is suppressed at once and counted so', async () => {
+    sink.failFor('quitter@example.com', 1);
+    const c = await campaignTo(['quitter@example.com']);
+    assert.equal((await notify.campaigns.send(c.id)).deferred, 1);
+    await notify.contacts.unsubscribe('quitter@example.com');
+    assert.equal((await sendRow(notify, c.id, 'quitter@example.com'))?.status, 'suppressed', 'settled by the unsubscribe, not by a later run');
+    assert.equal((await notify.campaigns.getCampaignReport(c.id)).suppressed, 1);
+    clock.advance(minutes(1));
+    const r = await notify.campaigns.send(c.id);
+    assert.deepEqual([r.suppressed, r.sent, r.waiting, r.status], [0, 0, 0, 'sent'], 'nothing left for the run but to finish the campaign');
+    assert.equal(sink.attempts.get('quitter@example.com'), 1);
+  });
+
   test('cancel settles the waiting sends: deferred becomes cancelled, counted in the total but neither sent nor failed, never tried again', async () => {
     sink.failFor('late@example.com', Number.POSITIVE_INFINITY);
     const c = await campaignTo(['ok@example.com', 'late@example.com']);

@@ -51,5 +51,48 @@ for (const engine of ENGINES) {
         assert.deepEqual(rows, [expected], 'the attempt itself is recorded');
       });
     }
+
+    test('steps still waiting for a pool slot when the claim goes are not sent by this run', async (t) => {
+      const world: { w?: DripWorld } = {};
+      const delivered: string[] = [];
+      let stolen: Promise<unknown[]> | undefined;
+      // the first delivery outlasts staleLockMinutes and another run takes back every claim; no slot is freed
+      // before that (each delivery waits for it), so the sixth step (five slots) is still waiting to start
+      const slow: Mailer = {
+        name: 'slow',
+        async send(message) {
+          stolen ??= (async () => {
+            const { notify, clock } = world.w!;
+            clock.advance(minutes(31));
+            await notify.context.store.enrollments.reclaimStale(clock.now() - minutes(30), clock.now());
+            return notify.context.store.enrollments.claimDue(clock.now(), 10, newToken());
+          })();
+          await stolen;
+          delivered.push(message.to[0]);
+          return { messageId: `<${message.sendToken}@test>` };
+        },
+      };
+      const w = await dripWorld(engine, { mailer: slow });
+      world.w = w;
+      t.after(() => w.close());
+      await w.notify.drips.createSequence({ name: 'six', steps: [{ delayMinutes: 0, subject: 'One', text: 'one' }] });
+      const emails = ['a', 'b', 'c', 'd', 'e', 'f'].map((n) => `${n}@example.com`);
+      for (const email of emails) {
+        await w.notify.contacts.upsert({ email });
+        await w.notify.drips.enroll({ contact: email, sequence: 'six' });
+      }
+
+      await runDrips(w.notify.context);
+      assert.equal((await stolen!).length, 6, 'the other run holds all six claims');
+      assert.ok(delivered.length >= 1 && delivered.length <= 5, `only steps started before the claims went are delivered (${delivered.length})`);
+      const rows = await w.notify.context.store.db.selectFrom('notify_sends').select(['to_email', 'status']).execute();
+      const waiting = rows.filter((r) => !delivered.includes(r.to_email));
+      assert.ok(waiting.length >= 1);
+      assert.deepEqual(
+        waiting.map((r) => r.status),
+        waiting.map(() => 'queued'),
+        'a step never started stays queued for the run that holds its claim',
+      );
+    });
   });
 }

@@ -81,6 +81,25 @@ for (const engine of ENGINES) {
       });
     }
 
+    test('queued (its run stopped before handing it to the mailer): this run sends it once with that row, then the sequence goes on', async (t) => {
+      const w = await dripWorld(engine);
+      t.after(() => w.close());
+      const { e, row } = await crashedWithRow(w, 'queued-row', 'queued', null);
+
+      const r = await runDrips(w.notify.context);
+      assert.deepEqual({ claimed: r.claimed, sent: r.sent, failed: r.failed, cancelled: r.cancelled, advanced: r.advanced, interrupted: r.interrupted }, { claimed: 1, sent: 1, failed: 0, cancelled: 0, advanced: 0, interrupted: 0 });
+      assert.deepEqual(
+        w.mailer.messages.map((m) => [m.to[0], m.subject, m.sendToken]),
+        [['ann@example.com', 'One', row.token]],
+      );
+      assert.deepEqual(
+        (await stepRows(w, e.id)).map((s) => [s.id, s.status]),
+        [[row.id, 'sent']],
+      );
+      const now = (await w.notify.drips.getEnrollment(e.id))!;
+      assert.deepEqual({ status: now.status, step_index: now.step_index }, { status: 'active', step_index: 1 });
+    });
+
     test('a step the sequence no longer has: the enrollment is completed, nothing sent', async (t) => {
       const w = await dripWorld(engine);
       t.after(() => w.close());
