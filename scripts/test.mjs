@@ -74,6 +74,7 @@ async function main(argv) {
   const measured = {};
   const started = Date.now();
   const buildDir = join(ROOT, '.test-build', `tests-${process.pid}`);
+  removeBuildsOfEndedRuns();
   let built;
   try {
     built = await bundleTests(ROOT, ordered, buildDir);
@@ -164,6 +165,21 @@ function readCpu(dir, source) {
     }
   }
   return cpu;
+}
+
+/** what an interrupted run left in .test-build (a run still going keeps its own) */
+function removeBuildsOfEndedRuns() {
+  const dir = join(ROOT, '.test-build');
+  if (!existsSync(dir)) return;
+  for (const name of readdirSync(dir)) {
+    const pid = Number(/^tests-(\d+)$/.exec(name)?.[1]);
+    if (!pid || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch (err) {
+      if (err.code === 'ESRCH') rmSync(join(dir, name), { recursive: true, force: true });
+    }
+  }
 }
 
 function readTimings() {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -131,7 +131,10 @@ describe('scripts/test.mjs', () => {
   test('a failing test fails the run; --record-timings writes the wall times; an unknown option is refused', async () => {
     project('true');
     writeFileSync(join(dir, 'test/broken.test.ts'), "import { test } from 'node:test';\ntest('broken', () => { throw new Error('no'); });\n");
+    // the built files of a run that was killed (its process gone: above any pid Linux hands out)
+    mkdirSync(join(dir, '.test-build/tests-99999999/test'), { recursive: true });
     const r = await run('--record-timings', '--test-reporter=dot');
+    assert.deepEqual(readdirSync(join(dir, '.test-build')), [], "the killed run's built files and this run's are gone");
     rmSync(join(dir, 'test/broken.test.ts'));
     assert.equal(r.code, 1, r.stdout);
     const timings = JSON.parse(readFileSync(join(dir, TIMINGS_FILE), 'utf8'));
