@@ -10,7 +10,7 @@ export const AUTO_PAUSE_MIN_SENDS = 200;
  * a bad list hurts the sender's reputation further. Checked by the run before each chunk. Returns
  * the reason when this call paused it.
  */
-export async function autoPauseIfBouncing(ctx: Pick<Context, 'config' | 'store' | 'clock' | 'log'>, campaignId: number): Promise<string | undefined> {
+export async function autoPauseIfBouncing(ctx: Pick<Context, 'config' | 'store' | 'clock' | 'log' | 'runs'>, campaignId: number): Promise<string | undefined> {
   const limit = ctx.config.autoPauseBounceRate;
   if (!(limit > 0)) return undefined;
   const c = await ctx.store.counters.get(campaignId);
