@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import type { LocalRuns } from './core/campaign-control.ts';
 import type { Clock } from './core/clock.ts';
 import type { Dispatcher } from './core/dispatch.ts';
 import type { NotifyEvents } from './core/events.ts';
@@ -22,6 +23,8 @@ export interface Context {
   readonly mailer: Mailer;
   /** compiles messages once per scope and delivers them through that mailer */
   readonly dispatcher: Dispatcher;
+  /** this instance's campaign runs in this process, so a pause or an auto-pause stops them at once */
+  readonly runs: LocalRuns;
   /** waits for a sending turn (`sendRate`, `domainRates`); absent when neither is set */
   readonly pacer?: Pacer;
 }

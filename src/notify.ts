@@ -2,6 +2,7 @@ import { getRequestListener } from '@hono/node-server';
 import { type ApiGuard, createApiGuard } from './api-guard.ts';
 import { type BounceMailbox, createBounceMailbox } from './bounces/index.ts';
 import { loadConfig } from './config.ts';
+import { createLocalRuns } from './core/campaign-control.ts';
 import { createCampaignsService } from './core/campaigns.ts';
 import { createClickResolver } from './core/click-resolver.ts';
 import { systemClock } from './core/clock.ts';
@@ -56,7 +57,7 @@ export async function createNotify(options: CreateNotifyOptions = {}): Promise<N
   try {
     if (migrate !== false) await store.migrate();
     const secret = config.secret || (await store.meta.getOrSet('secret', newToken() + newToken()));
-    const base = { config, store, events, clock: clock ?? systemClock, log, secret, fetch: fetchImpl ?? globalThis.fetch };
+    const base = { config, store, events, clock: clock ?? systemClock, log, secret, fetch: fetchImpl ?? globalThis.fetch, runs: createLocalRuns() };
     const webhook = await resolveWebhookDriver(config, { fetch: base.fetch, now: () => new Date(base.clock.now()), log, cwd: cwd ?? process.cwd() });
     // testMode builds a mailer that only logs: the configured one is never made
     const mailer = createMailer(config, log, { fetch: base.fetch });

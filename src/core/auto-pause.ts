@@ -15,7 +15,7 @@ const AUTO_PAUSED = 'auto-paused: ';
  * seen by whoever resumed it, and judging them again would pause it before it sent anything. Returns
  * the reason when this call paused it.
  */
-export async function autoPauseIfBouncing(ctx: Pick<Context, 'config' | 'store' | 'clock' | 'log'>, campaignId: number): Promise<string | undefined> {
+export async function autoPauseIfBouncing(ctx: Pick<Context, 'config' | 'store' | 'clock' | 'log' | 'runs'>, campaignId: number): Promise<string | undefined> {
   const limit = ctx.config.autoPauseBounceRate;
   if (!(limit > 0)) return undefined;
   const c = await ctx.store.counters.get(campaignId);

@@ -22,10 +22,12 @@ export interface RunControl {
   close(): void;
 }
 
-/** this process's runs per instance (keyed by its store) and campaign */
-const localRuns = new WeakMap<object, Map<number, Set<() => void>>>();
+/** this instance's campaign runs in this process, by campaign: how a pause reaches a run at once */
+export type LocalRuns = Map<number, Set<() => void>>;
 
-export function watchRun(ctx: Pick<Context, 'store'>, campaignId: number): RunControl {
+export const createLocalRuns = (): LocalRuns => new Map();
+
+export function watchRun(ctx: Pick<Context, 'store' | 'runs'>, campaignId: number): RunControl {
   let stopped = false;
   let reading = false;
   const stop = () => {
@@ -49,8 +51,7 @@ export function watchRun(ctx: Pick<Context, 'store'>, campaignId: number): RunCo
       });
   }, POLL_MS);
   timer.unref();
-  let byCampaign = localRuns.get(ctx.store);
-  if (!byCampaign) localRuns.set(ctx.store, (byCampaign = new Map()));
+  const byCampaign = ctx.runs;
   const runs = byCampaign.get(campaignId) ?? new Set();
   byCampaign.set(campaignId, runs.add(stop));
   return {
@@ -67,8 +68,8 @@ export function watchRun(ctx: Pick<Context, 'store'>, campaignId: number): RunCo
 }
 
 /** tells this process's runs of the campaign to stop now */
-export function stopLocalRuns(ctx: Pick<Context, 'store'>, campaignId: number): void {
-  for (const stop of localRuns.get(ctx.store)?.get(campaignId) ?? []) stop();
+export function stopLocalRuns(ctx: Pick<Context, 'runs'>, campaignId: number): void {
+  for (const stop of ctx.runs.get(campaignId) ?? []) stop();
 }
 
 /**
@@ -77,7 +78,7 @@ export function stopLocalRuns(ctx: Pick<Context, 'store'>, campaignId: number): 
  * run (they can no longer leave). Returns the rows still held when SETTLE_MS ran out (a mail server
  * that takes that long to answer the sends in flight).
  */
-export async function waitForRunsToStop(ctx: Pick<Context, 'store' | 'clock' | 'config'>, campaignId: number, settleMs = SETTLE_MS): Promise<number> {
+export async function waitForRunsToStop(ctx: Pick<Context, 'store' | 'clock' | 'config' | 'runs'>, campaignId: number, settleMs = SETTLE_MS): Promise<number> {
   stopLocalRuns(ctx, campaignId);
   const deadline = Date.now() + settleMs;
   for (;;) {

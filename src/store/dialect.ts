@@ -106,6 +106,17 @@ export interface StoreDialect {
   lockForClaim<Q extends AnySelect>(query: Q): Q;
   /** the selected rows stay locked for this transaction, in the order read (others wait) */
   lockForUpdate<Q extends AnySelect>(query: Q): Q;
+  /** the selected rows cannot be deleted or have their key changed until this transaction ends (as a foreign key's check holds them); others may still read and update them */
+  lockForKeyShare<Q extends AnySelect>(query: Q): Q;
+  /** the selected rows locked as a delete locks them: this waits for, and then blocks, the KEY SHARE holders as well */
+  lockForDelete<Q extends AnySelect>(query: Q): Q;
+  /**
+   * Whether the row `id` of `table` has `column` = `value`, held so until the transaction ends
+   * against writers that would change it, without waiting for other holders: PostgreSQL takes a
+   * share lock (FOR SHARE); SQLite, which locks no rows, takes the database's write lock by a
+   * no-op update of the row.
+   */
+  holdRow(db: Kysely<Database>, table: 'notify_campaigns', id: number, column: 'status', value: string): Promise<boolean>;
   /** the right-hand side of `column in (...)` for up to a thousand values */
   inList(values: readonly string[]): readonly string[] | RawBuilder<string>;
   /** `select <columns> from` the rows of a JSON array of objects, bound as ONE parameter */

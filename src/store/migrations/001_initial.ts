@@ -1,4 +1,5 @@
 import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
+import { namedTable, pairKeyedTable, required } from './columns.ts';
 import type { MigrationContext } from './index.ts';
 
 /** The message columns campaigns and steps share (the column order is the one the first release created). */
@@ -26,7 +27,8 @@ export async function up(db: Kysely<any>, m: MigrationContext): Promise<void> {
 }
 
 /** Contacts, lists and who is on which */
-async function contactTables(db: Kysely<any>, { id, pk, ref, ts, json }: MigrationContext): Promise<void> {
+async function contactTables(db: Kysely<any>, m: MigrationContext): Promise<void> {
+  const { id, pk, ref, ts, json } = m;
   await db.schema
     .createTable('notify_contacts')
     .addColumn('id', id, pk)
@@ -40,17 +42,11 @@ async function contactTables(db: Kysely<any>, { id, pk, ref, ts, json }: Migrati
     .addColumn('consent_source', 'text')
     .addColumn('consent_ip', 'text')
     .addColumn('confirm_token_hash', 'text', (c) => c.unique())
-    .addColumn('created_at', ts, (c) => c.notNull())
-    .addColumn('updated_at', ts, (c) => c.notNull())
+    .$call(required(['created_at', ts], ['updated_at', ts]))
     .execute();
   await db.schema.createIndex('notify_contacts_status').on('notify_contacts').column('status').execute();
 
-  await db.schema
-    .createTable('notify_lists')
-    .addColumn('id', id, pk)
-    .addColumn('name', 'text', (c) => c.notNull().unique())
-    .addColumn('created_at', ts, (c) => c.notNull())
-    .execute();
+  await namedTable(db, 'notify_lists', m).execute();
   await db.schema
     .createTable('notify_list_members')
     .addColumn('list_id', ref, (c) => c.notNull().references('notify_lists.id').onDelete('cascade'))
@@ -62,7 +58,8 @@ async function contactTables(db: Kysely<any>, { id, pk, ref, ts, json }: Migrati
 }
 
 /** Campaigns, drip sequences with their steps, and enrollments */
-async function messageTables(db: Kysely<any>, { id, pk, ref, ts }: MigrationContext): Promise<void> {
+async function messageTables(db: Kysely<any>, m: MigrationContext): Promise<void> {
+  const { id, pk, ref, ts } = m;
   await db.schema
     .createTable('notify_campaigns')
     .addColumn('id', id, pk)
@@ -76,18 +73,12 @@ async function messageTables(db: Kysely<any>, { id, pk, ref, ts }: MigrationCont
     .addColumn('sent_at', ts)
     .execute();
 
-  await db.schema
-    .createTable('notify_sequences')
-    .addColumn('id', id, pk)
-    .addColumn('name', 'text', (c) => c.notNull().unique())
-    .addColumn('created_at', ts, (c) => c.notNull())
-    .execute();
+  await namedTable(db, 'notify_sequences', m).execute();
   await db.schema
     .createTable('notify_steps')
     .addColumn('id', id, pk)
     .addColumn('sequence_id', ref, (c) => c.notNull().references('notify_sequences.id').onDelete('cascade'))
-    .addColumn('position', 'integer', (c) => c.notNull())
-    .addColumn('delay_minutes', 'integer', (c) => c.notNull())
+    .$call(required(['position', 'integer'], ['delay_minutes', 'integer']))
     .$call(messageColumns)
     .addColumn('created_at', ts, (c) => c.notNull())
     .addUniqueConstraint('notify_steps_sequence_position', ['sequence_id', 'position'])
@@ -104,8 +95,7 @@ async function messageTables(db: Kysely<any>, { id, pk, ref, ts }: MigrationCont
     .addColumn('locked_at', ts)
     .addColumn('claim_token', 'text')
     .addColumn('last_error', 'text')
-    .addColumn('created_at', ts, (c) => c.notNull())
-    .addColumn('updated_at', ts, (c) => c.notNull())
+    .$call(required(['created_at', ts], ['updated_at', ts]))
     .addUniqueConstraint('notify_enrollments_sequence_contact', ['sequence_id', 'contact_id'])
     .execute();
   await db.schema.createIndex('notify_enrollments_due').on('notify_enrollments').columns(['status', 'next_send_at']).execute();
@@ -123,13 +113,10 @@ async function sendTables(db: Kysely<any>, { id, pk, ref, ts }: MigrationContext
     .addColumn('enrollment_id', ref, (c) => c.references('notify_enrollments.id').onDelete('set null'))
     .addColumn('step_id', ref)
     .addColumn('step_index', 'integer')
-    .addColumn('to_email', 'text', (c) => c.notNull())
-    .addColumn('subject', 'text', (c) => c.notNull())
-    .addColumn('status', 'text', (c) => c.notNull())
+    .$call(required(['to_email', 'text'], ['subject', 'text'], ['status', 'text']))
     .addColumn('error', 'text')
     .addColumn('message_id', 'text')
-    .addColumn('created_at', ts, (c) => c.notNull())
-    .addColumn('updated_at', ts, (c) => c.notNull())
+    .$call(required(['created_at', ts], ['updated_at', ts]))
     .addColumn('sent_at', ts)
     .addColumn('opened_at', ts)
     .addColumn('clicked_at', ts)
@@ -164,22 +151,18 @@ async function eventTables(db: Kysely<any>, { id, pk, ref, ts, json, bool }: Mig
   await db.schema
     .createTable('notify_links')
     .addColumn('id', id, pk)
-    .addColumn('scope', 'text', (c) => c.notNull())
-    .addColumn('position', 'integer', (c) => c.notNull())
-    .addColumn('url', 'text', (c) => c.notNull())
-    .addColumn('created_at', ts, (c) => c.notNull())
+    .$call(required(['scope', 'text'], ['position', 'integer'], ['url', 'text'], ['created_at', ts]))
     .addUniqueConstraint('notify_links_scope_position', ['scope', 'position'])
     .execute();
 }
 
 /** What outlives an erasure, campaign totals kept as they change, webhook deliveries already applied */
-async function bookkeepingTables(db: Kysely<any>, { ref, ts }: MigrationContext): Promise<void> {
+async function bookkeepingTables(db: Kysely<any>, m: MigrationContext): Promise<void> {
+  const { ref, ts } = m;
   await db.schema
     .createTable('notify_tombstones')
     .addColumn('token_hash', 'text', (c) => c.primaryKey())
-    .addColumn('email_hash', 'text', (c) => c.notNull())
-    .addColumn('status', 'text', (c) => c.notNull())
-    .addColumn('created_at', ts, (c) => c.notNull())
+    .$call(required(['email_hash', 'text'], ['status', 'text'], ['created_at', ts]))
     .execute();
   await db.schema.createIndex('notify_tombstones_email').on('notify_tombstones').column('email_hash').execute();
 
@@ -199,11 +182,5 @@ async function bookkeepingTables(db: Kysely<any>, { ref, ts }: MigrationContext)
     .addColumn('unsubscribed', 'integer', (c) => c.notNull().defaultTo(0))
     .execute();
 
-  await db.schema
-    .createTable('notify_webhook_receipts')
-    .addColumn('provider', 'text', (c) => c.notNull())
-    .addColumn('message_id', 'text', (c) => c.notNull())
-    .addColumn('created_at', ts, (c) => c.notNull())
-    .addPrimaryKeyConstraint('notify_webhook_receipts_pk', ['provider', 'message_id'])
-    .execute();
+  await pairKeyedTable(db, 'notify_webhook_receipts', ['provider', 'message_id'], 'created_at', m).execute();
 }

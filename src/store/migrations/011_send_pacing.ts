@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { pairKeyedTable } from './columns.ts';
 import type { MigrationContext } from './index.ts';
 
 /**
@@ -7,17 +8,12 @@ import type { MigrationContext } from './index.ts';
  * epoch microseconds (so fractional intervals do not drift), and the turns that still count in the
  * one-second window (until their message left a second ago; `until` in epoch ms).
  */
-export async function up(db: Kysely<any>, { ts }: MigrationContext): Promise<void> {
+export async function up(db: Kysely<any>, m: MigrationContext): Promise<void> {
+  const { ts } = m;
   await db.schema
     .createTable('notify_send_pacing')
     .addColumn('key', 'text', (c) => c.primaryKey())
     .addColumn('next_us', ts, (c) => c.notNull())
     .execute();
-  await db.schema
-    .createTable('notify_send_pacing_turns')
-    .addColumn('key', 'text', (c) => c.notNull())
-    .addColumn('turn', 'text', (c) => c.notNull())
-    .addColumn('until', ts, (c) => c.notNull())
-    .addPrimaryKeyConstraint('notify_send_pacing_turns_pk', ['key', 'turn'])
-    .execute();
+  await pairKeyedTable(db, 'notify_send_pacing_turns', ['key', 'turn'], 'until', m).execute();
 }

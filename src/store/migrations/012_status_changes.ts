@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { required } from './columns.ts';
 import type { MigrationContext } from './index.ts';
 
 /**
@@ -18,8 +19,7 @@ export async function up(db: Kysely<any>, { id, pk, ref, ts, kind }: MigrationCo
     .addColumn('contact_id', ref, (c) => c.notNull().references('notify_contacts.id').onDelete('cascade'))
     .addColumn('list_id', ref, (c) => c.references('notify_lists.id').onDelete('cascade'))
     .addColumn('from_status', 'text')
-    .addColumn('to_status', 'text', (c) => c.notNull())
-    .addColumn('created_at', ts, (c) => c.notNull())
+    .$call(required(['to_status', 'text'], ['created_at', ts]))
     .execute();
   await db.schema.createIndex('notify_status_changes_contact').on('notify_status_changes').columns(['contact_id', 'created_at']).execute();
   await db.schema.createIndex('notify_status_changes_list').on('notify_status_changes').column('list_id').execute();

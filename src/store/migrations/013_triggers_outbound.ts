@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { required } from './columns.ts';
 import type { MigrationContext } from './index.ts';
 
 /**
@@ -15,10 +16,7 @@ export async function up(db: Kysely<any>, { id, pk, ref, ts }: MigrationContext)
   await db.schema
     .createTable('notify_outbound_events')
     .addColumn('id', id, pk)
-    .addColumn('event_id', 'text', (c) => c.notNull())
-    .addColumn('endpoint', 'text', (c) => c.notNull())
-    .addColumn('type', 'text', (c) => c.notNull())
-    .addColumn('body', 'text', (c) => c.notNull())
+    .$call(required(['event_id', 'text'], ['endpoint', 'text'], ['type', 'text'], ['body', 'text']))
     .addColumn('status', 'text', (c) => c.notNull().defaultTo('pending'))
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('next_attempt_at', ts, (c) => c.notNull())
@@ -26,8 +24,7 @@ export async function up(db: Kysely<any>, { id, pk, ref, ts }: MigrationContext)
     .addColumn('locked_at', ts)
     .addColumn('last_error', 'text')
     .addColumn('delivered_at', ts)
-    .addColumn('created_at', ts, (c) => c.notNull())
-    .addColumn('updated_at', ts, (c) => c.notNull())
+    .$call(required(['created_at', ts], ['updated_at', ts]))
     .addUniqueConstraint('notify_outbound_events_event_endpoint', ['event_id', 'endpoint'])
     .execute();
   await db.schema.createIndex('notify_outbound_events_due').on('notify_outbound_events').columns(['status', 'next_attempt_at']).execute();

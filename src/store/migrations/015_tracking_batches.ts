@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { prunedTable } from './columns.ts';
 import type { MigrationContext } from './index.ts';
 
 /**
@@ -7,12 +8,6 @@ import type { MigrationContext } from './index.ts';
  * written twice. One row per batch; `events` is what that batch inserted, for the retry's answer.
  * Old ids are pruned by `created_at`.
  */
-export async function up(db: Kysely<any>, { ts }: MigrationContext): Promise<void> {
-  await db.schema
-    .createTable('notify_tracking_batches')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('events', 'integer', (c) => c.notNull())
-    .addColumn('created_at', ts, (c) => c.notNull())
-    .execute();
-  await db.schema.createIndex('notify_tracking_batches_created').on('notify_tracking_batches').column('created_at').execute();
+export async function up(db: Kysely<any>, m: MigrationContext): Promise<void> {
+  await prunedTable(db, 'notify_tracking_batches', { key: 'id', count: 'events', time: 'created_at', index: 'notify_tracking_batches_created' }, m);
 }

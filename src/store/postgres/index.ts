@@ -77,6 +77,9 @@ const queries = {
   lockForClaim: (query) => query.forUpdate().skipLocked() as typeof query,
   // NO KEY UPDATE still lets inserts that reference these rows take their foreign-key share lock.
   lockForUpdate: (query) => query.forNoKeyUpdate() as typeof query,
+  lockForKeyShare: (query) => query.forKeyShare() as typeof query,
+  lockForDelete: (query) => query.forUpdate() as typeof query,
+  holdRow: async (db, table, id, column, value) => (await db.selectFrom(table).select('id').where('id', '=', id).where(column, '=', value).forShare().executeTakeFirst()) !== undefined,
   // One parameter whatever the number of values: the statement's text never changes.
   inList: (values) => sql<string>`(select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb))`,
   jsonRows,

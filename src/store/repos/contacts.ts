@@ -21,7 +21,7 @@ export function createContactsRepo(db: Kysely<Database>, dialect: StoreDialect, 
         // before this reads the events (they hold a KEY SHARE on the contact, or the tracking writer
         // its sends), and those that come later find the person gone (or the sends without them).
         const person = trx.selectFrom('notify_contacts').select(['unsubscribe_token', 'status', 'email']).where('id', '=', id);
-        const row = await (dialect.kind === 'postgres' ? person.forUpdate() : person).executeTakeFirst();
+        const row = await dialect.lockForDelete(person).executeTakeFirst();
         if (!row) return false;
         await dialect.lockForUpdate(trx.selectFrom('notify_sends').select('id').where('contact_id', '=', id).orderBy('id')).execute();
         // outgoing webhook bodies name the address: those not yet delivered are dropped with the person, and delivered ones are no longer kept

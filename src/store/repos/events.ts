@@ -4,7 +4,7 @@ import type { StoreDialect } from '../dialect.ts';
 import { atomically } from '../outbox.ts';
 import type { Database } from '../schema.ts';
 
-export function createEventsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 'kind'>): EventsRepo {
+export function createEventsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 'lockForKeyShare'>): EventsRepo {
   return {
     async insertMany(rows) {
       if (rows.length === 0) return;
@@ -50,10 +50,10 @@ async function withSendsPeople<R extends EventRow>(db: Kysely<Database>, rows: R
  * (KEY SHARE, as a foreign key's check would) until the caller commits, so an erasure that starts
  * meanwhile waits for these rows and anonymises them with the others (repos/contacts.ts).
  */
-async function ofLivingContacts<R extends EventRow>(db: Kysely<Database>, dialect: Pick<StoreDialect, 'kind'>, rows: R[], fromSend: Set<R>): Promise<R[]> {
+async function ofLivingContacts<R extends EventRow>(db: Kysely<Database>, dialect: Pick<StoreDialect, 'lockForKeyShare'>, rows: R[], fromSend: Set<R>): Promise<R[]> {
   const ids = [...new Set(rows.flatMap((r) => (r.contact_id === null ? [] : [r.contact_id])))];
   if (ids.length === 0) return rows;
   const q = db.selectFrom('notify_contacts').select('id').where('id', 'in', ids);
-  const living = new Set((await (dialect.kind === 'postgres' ? q.forKeyShare() : q).execute()).map((r) => Number(r.id)));
+  const living = new Set((await dialect.lockForKeyShare(q).execute()).map((r) => Number(r.id)));
   return rows.flatMap((r) => (r.contact_id === null || living.has(r.contact_id) ? [r] : fromSend.has(r) ? [{ ...r, contact_id: null }] : []));
 }

@@ -92,6 +92,17 @@ const queries = {
   lockTable: async () => {},
   lockForClaim: (query) => query,
   lockForUpdate: (query) => query,
+  lockForKeyShare: (query) => query,
+  lockForDelete: (query) => query,
+  holdRow: async (db, table, id, column, value) => {
+    const res = await db
+      .updateTable(table)
+      .set((eb) => ({ [column]: eb.ref(column) }))
+      .where('id', '=', id)
+      .where(column, '=', value)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  },
   // SQLite prepares a bound list faster than it unpacks JSON.
   inList: (values) => values,
   // named as the columns, so the rows also serve as the FROM of an UPDATE

@@ -8,7 +8,7 @@ import { campaignById, changeColumns } from './rows.ts';
 import { campaignTransition } from './transition.ts';
 
 /** status changes and edits, each a compare-and-set on the status it starts from */
-export function campaignLifecycle(db: Kysely<Database>, dialect: Pick<StoreDialect, 'kind'>, outbox: Outbox): Pick<CampaignsRepo, 'statusOf' | 'autoPauseBase' | 'transition' | 'update' | 'deleteDraft' | 'holdSending'> {
+export function campaignLifecycle(db: Kysely<Database>, dialect: Pick<StoreDialect, 'holdRow'>, outbox: Outbox): Pick<CampaignsRepo, 'statusOf' | 'autoPauseBase' | 'transition' | 'update' | 'deleteDraft' | 'holdSending'> {
   return {
     async statusOf(id) {
       const row = await db.selectFrom('notify_campaigns').select('status').where('id', '=', id).executeTakeFirst();
@@ -39,17 +39,7 @@ export function campaignLifecycle(db: Kysely<Database>, dialect: Pick<StoreDiale
       // PostgreSQL: a share lock, which a pause's update waits for as it waits for a write lock, but
       // which the send loop's group commits (sharing it too) do not wait for: a run claims its next
       // chunk while its sends go on
-      if (dialect.kind === 'postgres') {
-        const row = await db.selectFrom('notify_campaigns').select('id').where('id', '=', id).where('status', '=', 'sending').forShare().executeTakeFirst();
-        return row !== undefined;
-      }
-      const res = await db
-        .updateTable('notify_campaigns')
-        .set((eb) => ({ status: eb.ref('status') }))
-        .where('id', '=', id)
-        .where('status', '=', 'sending')
-        .executeTakeFirst();
-      return Number(res.numUpdatedRows) === 1;
+      return dialect.holdRow(db, 'notify_campaigns', id, 'status', 'sending');
     },
   };
 }
