@@ -153,7 +153,8 @@ for (const engine of ENGINES) {
           ['ann-send-only', 'ann-contact-only', 'open', 'bob-send-only', 'carl-send-no-person'].map((m) => people.get(m)),
           [world.ann, world.ann, world.ann, world.bob, null],
         );
-        assert.deepEqual((await n.context.store.migrate()).applied, [], 'recorded as applied');
+        const later = Object.keys(MIGRATIONS).filter((m) => m > '019_events_contact_from_send');
+        assert.deepEqual((await n.context.store.migrate()).applied, later, '019 recorded as applied: only the migrations after it run');
         assert.deepEqual(marks((await n.contacts.export(world.ann))!.events), ['ann-contact-only', 'ann-send-only', 'open']);
       } finally {
         await n.close();
