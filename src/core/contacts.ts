@@ -56,25 +56,7 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'ev
       const write = toWrite(email, input, options, remembered, now);
       return suppressAsWritten(ctx, write, await store.contacts.upsert(withoutSuppression(write), now));
     },
-    async upsertMany(items) {
-      const now = clock.now();
-      const checked = items.map(({ input, options }) => ({ email: checkContactInput(input), input, options: options ?? {} }));
-      const hashes = checked.filter((c) => !c.input.status).map((c) => hashToken(emailKey(c.email)));
-      const tombs = await store.contacts.tombstonesForEmails(hashes);
-      const remembered = (email: string) => {
-        const status = tombs.get(hashToken(emailKey(email)));
-        return status && isSuppressedStatus(status) ? (status as ContactStatus) : undefined;
-      };
-      const writes = checked.map((c) => toWrite(c.email, c.input, c.options, c.input.status ? undefined : remembered(c.email), now));
-      await store.contacts.upsertMany(writes.map(withoutSuppression), now);
-      const suppressing = writes.filter((w) => w.status && isSuppressedStatus(w.status));
-      if (suppressing.length === 0) return;
-      const stored = await store.contacts.getManyByEmailKey(suppressing.map((w) => w.email_key));
-      for (const write of suppressing) {
-        const contact = stored.get(write.email_key);
-        if (contact) stored.set(write.email_key, await suppressAsWritten(ctx, write, contact));
-      }
-    },
+    upsertMany: (items) => upsertContacts(ctx, clock.now(), items),
     async getMany(emails) {
       return store.contacts.getManyByEmailKey(emails.filter((e) => isValidEmail(e.trim())).map((e) => emailKey(e)));
     },
@@ -96,4 +78,25 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'ev
 /** count() looks at the list and the segment only; anything that is not a query object goes on to be refused as such */
 function countQuery(query: Pick<ContactListQuery, 'list' | 'segment'>): ContactListQuery {
   return typeof query === 'object' && query !== null && !Array.isArray(query) ? { list: query.list, segment: query.segment } : (query as ContactListQuery);
+}
+
+/** ContactsService.upsertMany: every input checked before one write of them all, then the opt-outs among them applied */
+async function upsertContacts(ctx: Pick<Context, 'store' | 'clock' | 'events'>, now: number, items: { input: ContactInput; options?: UpsertOptions }[]): Promise<void> {
+  const { store } = ctx;
+  const checked = items.map(({ input, options }) => ({ email: checkContactInput(input), input, options: options ?? {} }));
+  const hashes = checked.filter((c) => !c.input.status).map((c) => hashToken(emailKey(c.email)));
+  const tombs = await store.contacts.tombstonesForEmails(hashes);
+  const remembered = (email: string) => {
+    const status = tombs.get(hashToken(emailKey(email)));
+    return status && isSuppressedStatus(status) ? (status as ContactStatus) : undefined;
+  };
+  const writes = checked.map((c) => toWrite(c.email, c.input, c.options, c.input.status ? undefined : remembered(c.email), now));
+  await store.contacts.upsertMany(writes.map(withoutSuppression), now);
+  const suppressing = writes.filter((w) => w.status && isSuppressedStatus(w.status));
+  if (suppressing.length === 0) return;
+  const stored = await store.contacts.getManyByEmailKey(suppressing.map((w) => w.email_key));
+  for (const write of suppressing) {
+    const contact = stored.get(write.email_key);
+    if (contact) stored.set(write.email_key, await suppressAsWritten(ctx, write, contact));
+  }
 }
