@@ -94,14 +94,10 @@ async function sendRun(ctx: Context, campaign: Campaign, message: PreparedMessag
       for (const o of outcomes) if (o) result[ledger.settled(o).status]++;
       report();
     };
-    // first the sends waiting for another try: deferred ones now due, and those a dead run claimed
-    while (budget > 0 && !control.stopped && !ledger.lostHold) {
-      const now = ctx.clock.now();
-      const rows = await ctx.store.sends.takeWaiting(campaignId, now, now - minutes(ctx.config.staleLockMinutes), Math.min(chunk, budget));
-      if (rows.length === 0) break;
-      await send(rows, await ctx.store.contacts.recipients(rows.flatMap((r) => (r.contact_id === null ? [] : [r.contact_id]))));
+    await sendWaiting(ctx, campaignId, chunk, () => budget, () => control.stopped || ledger.lostHold, async (rows, contacts) => {
+      await send(rows, contacts);
       delivery.check();
-    }
+    });
     const nextChunk = chunkReader(ctx, campaign, control, ledger, () => budget);
     // Unpaced, the next chunk is read and claimed (its rows `queued`: nothing in doubt) while this
     // one is sent, so the pool's slots do not wait for the claim's round trips and commit between
@@ -133,6 +129,16 @@ async function sendRun(ctx: Context, campaign: Campaign, message: PreparedMessag
     control.close();
   }
   return control.stopped || ledger.lostHold;
+}
+
+/** first the sends waiting for another try: deferred ones now due, and those a dead run claimed */
+async function sendWaiting(ctx: Context, campaignId: number, chunk: number, budget: () => number, stopped: () => boolean, send: (rows: SendRecord[], contacts: Map<number, RecipientContact>) => Promise<void>): Promise<void> {
+  while (budget() > 0 && !stopped()) {
+    const now = ctx.clock.now();
+    const rows = await ctx.store.sends.takeWaiting(campaignId, now, now - minutes(ctx.config.staleLockMinutes), Math.min(chunk, budget()));
+    if (rows.length === 0) break;
+    await send(rows, await ctx.store.contacts.recipients(rows.flatMap((r) => (r.contact_id === null ? [] : [r.contact_id]))));
+  }
 }
 
 /** the next chunk of the audience read and claimed; undefined once there is none or the run must stop */

@@ -56,7 +56,7 @@ export function createContactsService(ctx: Pick<Context, 'store' | 'clock' | 'ev
       const write = toWrite(email, input, options, remembered, now);
       return suppressAsWritten(ctx, write, await store.contacts.upsert(withoutSuppression(write), now));
     },
-    upsertMany: (items) => upsertMany(ctx, items),
+    upsertMany: (items) => upsertContacts(ctx, clock.now(), items),
     async getMany(emails) {
       return store.contacts.getManyByEmailKey(emails.filter((e) => isValidEmail(e.trim())).map((e) => emailKey(e)));
     },
@@ -80,10 +80,9 @@ function countQuery(query: Pick<ContactListQuery, 'list' | 'segment'>): ContactL
   return typeof query === 'object' && query !== null && !Array.isArray(query) ? { list: query.list, segment: query.segment } : (query as ContactListQuery);
 }
 
-/** upsertMany: every input checked before anything is written, one write for all, then the suppression flow for each suppressed status */
-async function upsertMany(ctx: Pick<Context, 'store' | 'clock' | 'events'>, items: { input: ContactInput; options?: UpsertOptions }[]): Promise<void> {
+/** ContactsService.upsertMany: every input checked before one write of them all, then the opt-outs among them applied */
+async function upsertContacts(ctx: Pick<Context, 'store' | 'clock' | 'events'>, now: number, items: { input: ContactInput; options?: UpsertOptions }[]): Promise<void> {
   const { store } = ctx;
-  const now = ctx.clock.now();
   const checked = items.map(({ input, options }) => ({ email: checkContactInput(input), input, options: options ?? {} }));
   const hashes = checked.filter((c) => !c.input.status).map((c) => hashToken(emailKey(c.email)));
   const tombs = await store.contacts.tombstonesForEmails(hashes);
@@ -98,6 +97,6 @@ async function upsertMany(ctx: Pick<Context, 'store' | 'clock' | 'events'>, item
   const stored = await store.contacts.getManyByEmailKey(suppressing.map((w) => w.email_key));
   for (const write of suppressing) {
     const contact = stored.get(write.email_key);
-    if (contact) await suppressAsWritten(ctx, write, contact);
+    if (contact) stored.set(write.email_key, await suppressAsWritten(ctx, write, contact));
   }
 }

@@ -1,3 +1,5 @@
+import { createGroupWake } from './group-wake.ts';
+
 /**
  * Writes items as they arrive, in groups: a group is written `windowMs` after its first item (at
  * once when it reaches `maxGroup`, or when a caller must wait for it: `flush`), and items that
@@ -40,48 +42,26 @@ export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windo
   let buffer: T[] = [];
   /** the write that will take what is in the buffer now */
   let next = pending();
-  let urgent = false;
-  /** the earliest time a caller of flush(withinMs) wants what is waiting written */
-  let due = Number.POSITIVE_INFINITY;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  /** when the timer fires (performance.now() time) */
-  let timerAt = 0;
-  /** an urgent write waits only for the callbacks of this turn of the event loop, which join it */
-  let immediate: ReturnType<typeof setImmediate> | undefined;
   let running: Promise<void> | undefined;
   let failure: { error: unknown } | undefined;
+  const wake = createGroupWake(flush, windowMs);
   const schedule = () => {
     if (running || buffer.length === 0) return;
-    if (urgent || buffer.length >= maxGroup) immediate ??= setImmediate(flush);
-    else {
-      // the window from the first item, or sooner when a flush(withinMs) asked for it
-      const at = Math.min(due, timer === undefined ? performance.now() + windowMs : timerAt);
-      if (timer !== undefined && at >= timerAt) return;
-      clearTimeout(timer);
-      timerAt = at;
-      timer = setTimeout(flush, Math.max(0, at - performance.now()));
-    }
+    wake.arm(buffer.length >= maxGroup);
   };
   function flush() {
-    clearTimeout(timer);
-    clearImmediate(immediate);
-    timer = undefined;
-    immediate = undefined;
+    wake.cancel();
     if (running || buffer.length === 0) return;
     const group = buffer;
     const settled = next;
     buffer = [];
     next = pending();
-    urgent = false;
-    due = Number.POSITIVE_INFINITY;
+    wake.taken();
     running = write(group)
-      .then(
-        () => settled.resolve(),
-        (error) => {
-          failure ??= { error };
-          settled.reject(error);
-        },
-      )
+      .then(settled.resolve, (error) => {
+        failure ??= { error };
+        settled.reject(error);
+      })
       .finally(() => {
         running = undefined;
         schedule();
@@ -100,8 +80,7 @@ export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windo
     flush(withinMs) {
       if (failure) return Promise.reject(failure.error);
       if (buffer.length === 0) return running ?? Promise.resolve();
-      if (withinMs === undefined) urgent = true;
-      else due = Math.min(due, performance.now() + withinMs);
+      wake.ask(withinMs);
       schedule();
       return next.done;
     },
@@ -111,9 +90,7 @@ export function createGroupWriter<T>(write: (group: T[]) => Promise<void>, windo
         else if (buffer.length > 0 && !failure) flush();
         else break;
       }
-      clearTimeout(timer);
-      clearImmediate(immediate);
-      timer = immediate = undefined;
+      wake.cancel();
       check();
     },
   };

@@ -7,7 +7,7 @@ import { refuseDuplicate } from '../unique.ts';
 import { enrollmentClaims } from './enrollments/claims.ts';
 import { toEnrollment } from './enrollments/rows.ts';
 import { enrollmentSettlement } from './enrollments/settle.ts';
-import { createStepGroupWriter, createStepStarter } from './send-groups.ts';
+import { createStepGroupWriter, createStepStarter } from './step-groups.ts';
 
 /** The enrollments repository: enrolling, reads and cancelling here, the worker's claims in enrollments/. */
 export function createEnrollmentsRepo(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): EnrollmentsRepo {
