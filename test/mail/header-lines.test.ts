@@ -103,7 +103,8 @@ describe('header folding', () => {
       assert.ok(check.signed.includes('list-unsubscribe') && check.signed.includes('list-unsubscribe-post'), check.signed.join(':'));
       const simple = await mailauthSign(m.raw, { domainName: 'simple.example', keySelector: 'q', privateKey: key.privateKey, canonicalization: 'simple/simple', headerList: ['from', 'subject', 'list-unsubscribe', 'list-unsubscribe-post'] });
       const checks = await verifyDkim(simple, { 'p._domainkey.news.example': key.record, 'q._domainkey.simple.example': key.record });
-      assert.deepEqual(checks.map((c) => [c.domain, c.result]), [['simple.example', 'pass'], ['news.example', 'pass']]);
+      // seen failing once in a full loaded run and not in 4,000 runs alone: say why, and keep the message
+      assert.deepEqual(checks.map((c) => [c.domain, c.result]), [['simple.example', 'pass'], ['news.example', 'pass']], `${checks.map((c) => c.comment).join('; ')}\n${simple.toString('utf8').split('\r\n\r\n')[0]}`);
     }
     const python = pythonRead(
       made.map((m) => m.raw),
