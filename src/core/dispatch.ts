@@ -10,7 +10,7 @@ import { listUnsubscribeHeaders } from './list-headers.ts';
 import { assertHeaderValue, checkHeaders, checkSubject, formatFrom, hasHeader } from './headers.ts';
 import { type LinkScope, scopeSignature } from './link-refs.ts';
 import { storeScopeLinks } from './link-lists.ts';
-import type { ComposerFactory, Mailer, MailResult, MessageComposer, OutgoingMessage } from './mailer.ts';
+import { type ComposerFactory, heldBack, type Mailer, type MailResult, type MessageComposer, type OutgoingMessage } from './mailer.ts';
 import type { SendOutcome } from './storage/sends.ts';
 import type { RecipientContact } from './types.ts';
 
@@ -133,10 +133,10 @@ async function mail(mailer: Mailer, out: OutgoingMessage, ready: Promise<boolean
   });
   try {
     if (mailer.sendWhen) return await mailer.sendWhen(out, ready);
-    if (!(await ready)) throw new NotifyError('NOT_RELEASED', 'The message was held back: its send was not committed as started');
+    if (!(await ready)) throw heldBack();
     return await mailer.send(out);
   } catch (err) {
-    if (startFailed) throw new NotifyError('NOT_RELEASED', 'The message was held back: its start could not be written', {}, { cause: err });
+    if (startFailed) throw heldBack(err);
     throw err;
   }
 }

@@ -1,3 +1,4 @@
+import { NotifyError } from '../errors.ts';
 import type { Personalized } from '../render/personalize.ts';
 
 /**
@@ -79,3 +80,13 @@ export type MessageComposer = (message: PersonalMessage) => OutgoingMessage;
  * shares (the MIME framing) is built once, not per recipient.
  */
 export type ComposerFactory = (multipart: boolean) => MessageComposer;
+
+/**
+ * The error of a message a mailer held back because `ready` (Mailer.sendWhen) said false, or
+ * because the start it waited for could not be written (`cause`): one code, so callers tell it
+ * from a delivery failure wherever it was raised.
+ */
+export function heldBack(cause?: unknown): NotifyError {
+  if (cause === undefined) return new NotifyError('NOT_RELEASED', 'The message was held back: its send was not committed as started');
+  return new NotifyError('NOT_RELEASED', 'The message was held back: its start could not be written', {}, { cause });
+}

@@ -1,4 +1,4 @@
-import { NotifyError } from '../errors.ts';
+import { heldBack } from '../core/mailer.ts';
 import { dataBody } from './dot-stuffing.ts';
 import { type Envelope, envelopeCommands, type Replies, type SentMessage, sortRecipients } from './smtp-envelope.ts';
 import { connect, defaultName, type SmtpSessionOptions, startTls } from './smtp-connect.ts';
@@ -130,7 +130,7 @@ export class SmtpSession extends SmtpExchange {
     });
     if (!go) {
       this.destroy();
-      throw new NotifyError('NOT_RELEASED', 'The message was held back: its send was not committed as started');
+      throw heldBack();
     }
     this.write([end]);
   }

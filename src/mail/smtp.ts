@@ -46,17 +46,17 @@ export function createSmtpMailer(url: string, opts: { smtpName?: string } = {}):
   const send = async (m: OutgoingMessage, ready?: Promise<boolean>) => {
     // a rejection before the session awaits it is still this send's failure, not an unhandled one
     ready?.catch(() => {});
-      const envelope = checkedEnvelope(envelopeOf(m));
-      const smtpUtf8 = needsSmtpUtf8(envelope.from) || envelope.to.some(needsSmtpUtf8);
-      const messageId = m.messageId ?? (m.raw || m.rawParts ? undefined : `<${randomBytes(12).toString('hex')}@${domainOf(envelope.from)}>`);
-      const parts = m.rawParts ?? [m.raw ?? composeMime({ from: m.from, to: m.to, cc: m.cc, subject: m.subject, date: Date.now(), messageId: messageId!, headers: m.headers }, m.text, m.html)];
-      await pool.use((session) => {
-        // asked of the connection that would carry it: a server that does not offer SMTPUTF8 would
-        // take or bounce the address on its own terms
-        if (smtpUtf8 && !session.extensions.has('SMTPUTF8')) throw smtpUtf8Required([envelope.from, ...envelope.to], `the SMTP server ${o.session.host}:${o.session.port}`);
-        return session.send(envelope, parts, smtpUtf8, ready);
-      });
-      return { messageId };
+    const envelope = checkedEnvelope(envelopeOf(m));
+    const smtpUtf8 = needsSmtpUtf8(envelope.from) || envelope.to.some(needsSmtpUtf8);
+    const messageId = m.messageId ?? (m.raw || m.rawParts ? undefined : `<${randomBytes(12).toString('hex')}@${domainOf(envelope.from)}>`);
+    const parts = m.rawParts ?? [m.raw ?? composeMime({ from: m.from, to: m.to, cc: m.cc, subject: m.subject, date: Date.now(), messageId: messageId!, headers: m.headers }, m.text, m.html)];
+    await pool.use((session) => {
+      // asked of the connection that would carry it: a server that does not offer SMTPUTF8 would
+      // take or bounce the address on its own terms
+      if (smtpUtf8 && !session.extensions.has('SMTPUTF8')) throw smtpUtf8Required([envelope.from, ...envelope.to], `the SMTP server ${o.session.host}:${o.session.port}`);
+      return session.send(envelope, parts, smtpUtf8, ready);
+    });
+    return { messageId };
   };
   return {
     name: 'smtp',
