@@ -1,4 +1,5 @@
 import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, RawBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { GroupWrites } from './group-writes.ts';
 import type { Database } from './schema.ts';
 
 export type DialectKind = 'sqlite' | 'postgres';
@@ -80,10 +81,11 @@ type AnySelect = SelectQueryBuilder<any, any, any>;
 
 /**
  * What differs between the engines. Everything else is shared Kysely in store/repos/, which asks
- * the dialect for these pieces and never which engine it runs on.
+ * the dialect for these pieces and never which engine it runs on; the group commits each engine
+ * writes its own way are in GroupWrites (group-writes.ts).
  * Implementations: store/sqlite/index.ts and store/postgres/index.ts.
  */
-export interface StoreDialect {
+export interface StoreDialect extends GroupWrites {
   kind: DialectKind;
   db: Kysely<Database>;
   columns: ColumnTypes;

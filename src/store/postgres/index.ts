@@ -3,6 +3,9 @@ import type { FixedRun, JsonMemberConditions, JsonRowColumn, StoreDialect } from
 import { type FixedStatement, fixedStatement } from '../fixed-statement.ts';
 import { createPool } from './pool.ts';
 import { columnArrayParameters, columnArraysText, ROW_ORDER, textArrayLiteral } from './column-arrays.ts';
+import { eventInserter } from './event-inserts.ts';
+import { sendGroups } from './send-groups.ts';
+import { stepGroups } from './step-groups.ts';
 import type { Database } from '../schema.ts';
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
@@ -16,6 +19,9 @@ export function createPostgresDialect(url: string): StoreDialect {
     kind: 'postgres',
     db,
     ...queries,
+    ...sendGroups(queries.writeFixed),
+    ...stepGroups(queries.writeFixed),
+    eventInserter,
     async prepare() {
       if (!schema) return;
       try {

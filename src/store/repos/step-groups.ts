@@ -1,85 +1,25 @@
 import type { Kysely } from 'kysely';
-import type { ClaimedSettlement, StepGroup, StepGroupResult, StepStart } from '../../core/storage/enrollments.ts';
-import type { FixedRun, StoreDialect } from '../dialect.ts';
+import type { StepGroup, StepGroupResult, StepStart } from '../../core/storage/enrollments.ts';
+import type { StoreDialect } from '../dialect.ts';
 import { fixedStatement } from '../fixed-statement.ts';
+import { idsOf, SETTLE_ONE, settleParameters } from '../group-sql.ts';
 import { deferredOutbox, type Outbox } from '../outbox.ts';
 import type { Database } from '../schema.ts';
-import { FINISH_POSTGRES, outcomeStatements, outcomesAnnounced } from './group-outcomes.ts';
-import { outcomeRow } from './send-rows.ts';
+import { outcomesAnnounced } from './group-outcomes.ts';
 import { createSendsRepo } from './sends.ts';
 
-
-/** one enrollment's settlement, while this run's claim still holds it */
-const SETTLE_ONE =
-  "update notify_enrollments set status = ?, step_index = ?, next_send_at = ?, attempts = ?, last_error = ?, claim_token = null, locked_at = null, updated_at = ? where id = ? and status = 'processing' and claim_token = ? returning id";
 const SETTLE = fixedStatement(SETTLE_ONE);
 
 /**
- * Drip steps handed to the mailer: compare-and-set from `queued`, only while the step's enrollment
- * is still `processing` under the claim of the run starting it (a run whose claim was taken back,
- * or whose contact was suppressed meanwhile, starts nothing). The ids are ONE parameter. On
- * PostgreSQL the enrollment is held, so a suppression either comes first and the step does not
- * start, or waits for the start's commit.
- */
-const STEP_START_SQLITE =
-  "update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id in (select value from json_each(?)) and +status = 'queued' and exists (select 1 from notify_enrollments e where e.id = notify_sends.enrollment_id and e.status = 'processing' and e.claim_token = ?) returning id";
-const STEP_START_POSTGRES = `update notify_sends as s set status = 'sending', attempts = s.attempts + 1, updated_at = ?
-  from jsonb_to_recordset(?::jsonb) as x(id bigint, claim_token text)
-  where s.id = x.id and s.status = 'queued' and exists (select 1 from notify_enrollments e where e.id = s.enrollment_id and e.status = 'processing' and e.claim_token = x.claim_token for update)
-  returning s.id`;
-const STEP_START = { sqlite: fixedStatement(STEP_START_SQLITE), postgres: fixedStatement(STEP_START_POSTGRES) };
-
-/** SQLite: one start statement per claim token (a run's groups have one) */
-const stepStartStatements = (start: StepStart[], now: number): FixedRun[] =>
-  [...byClaim(start)].map(([token, ids]) => ({ text: STEP_START_SQLITE, parameters: [now, JSON.stringify(ids), token] }));
-
-function byClaim(start: StepStart[]): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  for (const s of start) out.set(s.claim_token, [...(out.get(s.claim_token) ?? []), s.id]);
-  return out;
-}
-
-/**
- * PostgreSQL: a drip group in ONE statement: the starts, then the outcomes, then the settlements,
- * each under its own claim token (each part reads the one before it, which makes them run in that
- * order). `kind` tells started send ids from settled enrollment ids.
- */
-const STEP_GROUP_POSTGRES = `with started as (${STEP_START_POSTGRES}),
-finished as (
-  ${FINISH_POSTGRES} and (select count(*) from started) >= 0
-  returning s.id
-),
-settled as (
-  update notify_enrollments as e set status = x.status, step_index = x.step_index, next_send_at = x.next_send_at, attempts = x.attempts, last_error = x.last_error, claim_token = null, locked_at = null, updated_at = ?
-  from jsonb_to_recordset(?::jsonb) as x(id bigint, claim_token text, status text, step_index integer, next_send_at bigint, attempts integer, last_error text)
-  where e.id = x.id and e.status = 'processing' and e.claim_token = x.claim_token and (select count(*) from finished) >= 0
-  returning e.id
-)
-select 's' as kind, id from started union all select 'e' as kind, id from settled`;
-
-const settleParameters = (s: ClaimedSettlement, now: number) => [s.status, s.step_index, s.next_send_at, s.attempts, s.last_error, now, s.id, s.claim_token];
-const idsOf = (rows: unknown[][]) => new Set(rows.flatMap((r) => (r as { id: number }[]).map((x) => Number(x.id))));
-
-/**
- * EnrollmentsRepo.writeStepGroup: a drip run's group commit written as a campaign's is (fixed
- * statements, one transaction; one statement on PostgreSQL); with `notify:email.sent` or
+ * EnrollmentsRepo.writeStepGroup: a drip run's group commit written as a campaign's is
+ * (StoreDialect.writeStepGroup); with `notify:email.sent` or
  * `notify:email.failed` wanted, the outcomes go through sends.finish, which writes those events.
  */
 export function createStepGroupWriter(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox) {
   return async ({ start = [], outcomes, settlements }: StepGroup, now: number): Promise<StepGroupResult> => {
     if (start.length === 0 && outcomes.length === 0 && settlements.length === 0) return { started: new Set(), settled: new Set() };
     if (outcomesAnnounced(outbox)) return stepsWithEvents(db, dialect, outbox, { start, outcomes, settlements }, now);
-    if (dialect.kind === 'postgres') {
-      const rows = outcomes.map((o) => outcomeRow(o, now));
-      const [out] = await dialect.writeFixed(db, [{ text: STEP_GROUP_POSTGRES, parameters: [now, JSON.stringify(start), JSON.stringify(rows), now, JSON.stringify(settlements)] }]);
-      const marked = (out ?? []) as { kind: string; id: number }[];
-      return { started: new Set(marked.filter((r) => r.kind === 's').map((r) => Number(r.id))), settled: new Set(marked.filter((r) => r.kind === 'e').map((r) => Number(r.id))) };
-    }
-    const starts = stepStartStatements(start, now);
-    const statements: FixedRun[] = [...starts, ...outcomeStatements(outcomes, now)];
-    for (const s of settlements) statements.push({ text: SETTLE_ONE, parameters: settleParameters(s, now) });
-    const results = await dialect.writeFixed(db, statements);
-    return { started: idsOf(results.slice(0, starts.length)), settled: idsOf(results.slice(starts.length)) };
+    return dialect.writeStepGroup(db, { start, outcomes, settlements }, now);
   };
 }
 
@@ -87,10 +27,7 @@ export function createStepGroupWriter(db: Kysely<Database>, dialect: StoreDialec
 export function createStepStarter(db: Kysely<Database>, dialect: StoreDialect) {
   return async (start: StepStart[], now: number): Promise<Set<number>> => {
     if (start.length === 0) return new Set();
-    if (dialect.kind === 'postgres') return idsOf([(await STEP_START.postgres(db, [now, JSON.stringify(start)])).rows]);
-    const rows: unknown[][] = [];
-    for (const [token, ids] of byClaim(start)) rows.push((await STEP_START.sqlite(db, [now, JSON.stringify(ids), token])).rows);
-    return idsOf(rows);
+    return dialect.startSteps(db, start, now);
   };
 }
 

@@ -4,9 +4,12 @@ import BetterSqlite3 from 'better-sqlite3';
 import { type Expression, Kysely, type SqlBool, sql } from 'kysely';
 import type { JsonMemberConditions, JsonRowColumn, StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
+import { eventInserter } from './event-inserts.ts';
 import { MigrationLockingSqliteDialect } from './migration-lock.ts';
 import { fixedWriter, keyedReader, rowInserter, rowUpdater } from './prepared-writes.ts';
+import { sendGroups } from './send-groups.ts';
 import { cachingStatements } from './statement-cache.ts';
+import { stepGroups } from './step-groups.ts';
 import { writeTransactions } from './transactions.ts';
 
 interface Shared {
@@ -65,6 +68,9 @@ export function createSqliteDialect(url: string): StoreDialect {
     lockRowsByKey,
     updateRows,
     writeFixed,
+    ...sendGroups(writeFixed),
+    ...stepGroups(writeFixed),
+    eventInserter: eventInserter(insertRows),
     async prepare() {},
     isUniqueViolation: (err) => /^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(String((err as { code?: string })?.code)),
     isConnectionError: (err) => /^SQLITE_(CANTOPEN|IOERR|CORRUPT|NOTADB|BUSY|READONLY)/.test(String((err as { code?: string })?.code)),

@@ -1,0 +1,69 @@
+import { COUNTER_NAMES as NAMES } from '../../core/storage/counters.ts';
+import type { StoreDialect } from '../dialect.ts';
+import { fixedStatement } from '../fixed-statement.ts';
+import { counterValues, ids, startedRows, stillWanted } from '../group-sql.ts';
+import type { GroupWrites } from '../group-writes.ts';
+import { ADD_ON_CONFLICT } from '../repos/counters.ts';
+import { outcomeRow } from '../repos/send-rows.ts';
+
+/**
+ * Sends handed to the mailer: compare-and-set from `queued`, only while the campaign is `sending`
+ * (held, so a pause waits for the sends it lets start; a share lock, as a claim's hold is, so a
+ * group commit and the run's claim of its next chunk do not wait for each other). The ids are ONE
+ * parameter, so one text serves any number of slots starting together.
+ */
+const startPostgres = (except = '') =>
+  `update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id = any(?::bigint[]) and status = 'queued'${except} and exists (select 1 from notify_campaigns where id = ? and status = 'sending' for share) returning id, attempts`;
+const START_POSTGRES = startPostgres();
+
+/** Sends about to start whose contact left meanwhile become `suppressed` (as on SQLite: sqlite/send-groups.ts). */
+const SUPPRESS_POSTGRES = `update notify_sends as s set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where s.id = any(?::bigint[]) and s.status = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('s')} for share) returning s.id`;
+
+/** the suppression and the start alone, inside a Kysely transaction */
+const START = fixedStatement(START_POSTGRES);
+const SUPPRESS = fixedStatement(SUPPRESS_POSTGRES);
+
+/** every outcome of a group on its row (one JSON parameter), while the row is still `sending` */
+export const FINISH_POSTGRES = `update notify_sends as s set status = x.status, error = x.error, message_id = x.message_id, sent_at = x.sent_at, next_attempt_at = x.next_attempt_at, updated_at = x.updated_at
+  from jsonb_to_recordset(?::jsonb) as x(id bigint, status text, error text, message_id text, sent_at bigint, next_attempt_at bigint, updated_at bigint)
+  where s.id = x.id and s.status = 'sending'`;
+
+/**
+ * The whole group in ONE statement (one round trip, its own transaction) instead of BEGIN, four
+ * statements and COMMIT. Each later part reads the one before it, which makes them run in that
+ * order: the campaign row and the suppressed and started rows are locked first, then the finished
+ * rows, then the counters row, as the statements one by one did. An empty part changes nothing (no
+ * ids, no outcome rows, counters only when the last parameter says so or a send was suppressed).
+ * The start skips the rows the suppression took: both read the same snapshot.
+ */
+const GROUP_POSTGRES = `with suppressed as (${SUPPRESS_POSTGRES}),
+started as (${startPostgres(' and id <> all(select id from suppressed)')}),
+finished as (
+  ${FINISH_POSTGRES} and (select count(*) from started) >= 0
+  returning s.id
+),
+counted as (
+  insert into notify_campaign_counters (campaign_id, ${NAMES.join(', ')})
+  select ?::bigint${NAMES.map((n) => (n === 'suppressed' ? ', ?::bigint + (select count(*) from suppressed)' : ', ?::bigint')).join('')}
+  where (?::boolean or exists (select 1 from suppressed)) and (select count(*) from finished) >= 0
+  ${ADD_ON_CONFLICT}
+)
+select 's' as kind, id, attempts from started union all select 'x' as kind, id, 0 from suppressed`;
+
+/** a campaign's group commit as one statement (StoreDialect.writeFixed) */
+export function sendGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWrites, 'writeSendGroup' | 'startSends'> {
+  return {
+    async writeSendGroup(db, campaignId, { start, outcomes, counts }, now) {
+      const { counted, values } = counterValues(counts);
+      const [rows] = await writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, start, campaignId, now, start, campaignId, JSON.stringify(outcomes.map((o) => outcomeRow(o, now))), campaignId, ...values, counted] }]);
+      const marked = (rows ?? []) as { kind: string }[];
+      return { started: startedRows(marked.filter((r) => r.kind === 's')), suppressed: ids(marked.filter((r) => r.kind === 'x')) };
+    },
+    async startSends(trx, campaignId, start, now) {
+      const parameters = [now, start, campaignId];
+      const suppressed = ids((await SUPPRESS(trx, parameters)).rows);
+      const started = startedRows((await START(trx, parameters)).rows);
+      return { started, suppressed };
+    },
+  };
+}
