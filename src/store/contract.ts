@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Store as DomainStore, StoreTx as DomainStoreTx } from '../core/storage/index.ts';
-import type { DialectKind, StoreDialect } from './dialect.ts';
+import type { StoreDialect } from './dialect.ts';
 import type { MigrateResult } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
@@ -11,7 +11,6 @@ import type { Database } from './schema.ts';
  * repositories, the CLI and tests; the domain uses the repositories.
  */
 export interface Store extends DomainStore {
-  readonly kind: DialectKind;
   readonly db: Kysely<Database>;
   readonly dialect: StoreDialect;
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
@@ -19,4 +18,4 @@ export interface Store extends DomainStore {
 }
 
 /** The repositories available inside Store.transaction. */
-export type StoreTx = DomainStoreTx & { readonly kind: DialectKind; readonly db: Kysely<Database> };
+export type StoreTx = DomainStoreTx & { readonly db: Kysely<Database> };

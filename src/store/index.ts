@@ -41,7 +41,6 @@ export function createStore(url: string, events?: EventSink): Store {
   const { db } = dialect;
   const outbox = createOutbox(events, dialect);
   return {
-    kind: dialect.kind,
     db,
     dialect,
     ...transactionRepos(db, dialect, outbox),
@@ -62,7 +61,7 @@ export function createStore(url: string, events?: EventSink): Store {
 }
 
 /** The repositories a transaction offers (StoreTx), on the store's connection or the transaction's. */
-function transactionRepos(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): Omit<StoreTx, 'kind' | 'db' | 'outbox'> {
+function transactionRepos(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox): Omit<StoreTx, 'db' | 'outbox'> {
   return {
     campaigns: createCampaignsRepo(db, dialect, outbox),
     contacts: createContactsRepo(db, dialect, outbox),
@@ -80,7 +79,6 @@ async function inTransaction<T>(db: Kysely<Database>, dialect: StoreDialect, out
   const held = deferredOutbox(outbox);
   const result = await db.transaction().execute((trx) =>
     fn({
-      kind: dialect.kind,
       db: trx,
       ...transactionRepos(trx, dialect, held.outbox),
       outbox: {

@@ -29,7 +29,7 @@ export function createSendGroupWriter(db: Kysely<Database>, dialect: StoreDialec
 async function withEvents(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox, campaignId: number, group: SendGroup, now: number): Promise<SendGroupStarts> {
   const held = deferredOutbox(outbox);
   const starts = await db.transaction().execute(async (trx) => {
-    const { started, suppressed } = group.start.length === 0 ? NONE : await dialect.startSends(trx, campaignId, group.start, now);
+    const { started, suppressed } = group.start.length === 0 ? { started: [], suppressed: [] } : await dialect.startSends(trx, campaignId, group.start, now);
     if (group.outcomes.length > 0) await createSendsRepo(trx, dialect, held.outbox).finish(group.outcomes, now);
     await createCountersRepo(trx).add(new Map([[campaignId, { ...group.counts, suppressed: (group.counts.suppressed ?? 0) + suppressed.length }]]));
     return { started, suppressed };
