@@ -2,8 +2,7 @@ import type { StoreDialect } from '../dialect.ts';
 import { fixedStatement } from '../fixed-statement.ts';
 import { idsOf } from '../group-sql.ts';
 import type { GroupWrites } from '../group-writes.ts';
-import { outcomeRow } from '../repos/send-rows.ts';
-import { FINISH_POSTGRES } from './send-groups.ts';
+import { FINISH_POSTGRES, finishParameters } from './send-groups.ts';
 
 /**
  * Drip steps handed to the mailer, as on SQLite (sqlite/step-groups.ts), each under its own claim
@@ -38,8 +37,7 @@ select 's' as kind, id from started union all select 'e' as kind, id from settle
 export function stepGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWrites, 'writeStepGroup' | 'startSteps'> {
   return {
     async writeStepGroup(db, { start, outcomes, settlements }, now) {
-      const rows = outcomes.map((o) => outcomeRow(o, now));
-      const [out] = await writeFixed(db, [{ text: STEP_GROUP_POSTGRES, parameters: [now, JSON.stringify(start), JSON.stringify(rows), now, JSON.stringify(settlements)] }]);
+      const [out] = await writeFixed(db, [{ text: STEP_GROUP_POSTGRES, parameters: [now, JSON.stringify(start), ...finishParameters(outcomes, now), now, JSON.stringify(settlements)] }]);
       const marked = (out ?? []) as { kind: string; id: number }[];
       return { started: new Set(marked.filter((r) => r.kind === 's').map((r) => Number(r.id))), settled: new Set(marked.filter((r) => r.kind === 'e').map((r) => Number(r.id))) };
     },
