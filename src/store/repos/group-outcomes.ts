@@ -14,10 +14,21 @@ export const outcomeStatements = (outcomes: SendOutcome[], now: number): FixedRu
     return { text: OUTCOME_SQLITE, parameters: [r.status, r.error, r.message_id, r.sent_at, r.next_attempt_at, r.updated_at, r.id] };
   });
 
-/** PostgreSQL: every outcome of a group on its row (one JSON parameter), while the row is still `sending` */
+/**
+ * PostgreSQL: every outcome of a group on its row (one JSON parameter, then the same ids as one
+ * array parameter), while the row is still `sending`. The rows come by primary key only: the ids
+ * as an array give the planner a key lookup it prefers at any table size (the JSON rows alone
+ * look like a hundred rows, and a hash join over a scan won), and `|| ''` keeps the status test
+ * off the status index, whose entries for rows updated since the last vacuum (two per send: this
+ * and its start) a bitmap scan of `sending` visited on every group: that cost grew with every
+ * send the table had seen (0.5 -> 1.5 ms of backend CPU per message over three 2,000-send runs, loaded machine).
+ */
 export const FINISH_POSTGRES = `update notify_sends as s set status = x.status, error = x.error, message_id = x.message_id, sent_at = x.sent_at, next_attempt_at = x.next_attempt_at, updated_at = x.updated_at
   from jsonb_to_recordset(?::jsonb) as x(id bigint, status text, error text, message_id text, sent_at bigint, next_attempt_at bigint, updated_at bigint)
-  where s.id = x.id and s.status = 'sending'`;
+  where s.id = any(?::bigint[]) and s.id = x.id and s.status || '' = 'sending'`;
+
+/** the parameters of FINISH_POSTGRES for a group's outcomes */
+export const finishParameters = (outcomes: SendOutcome[], now: number): [string, number[]] => [JSON.stringify(outcomes.map((o) => outcomeRow(o, now))), outcomes.map((o) => o.id)];
 
 /** an endpoint wants `notify:email.sent` or `.failed`: the outcomes then go through sends.finish, which writes those events */
 export const outcomesAnnounced = (outbox: Outbox) => outbox.wants('notify:email.sent') || outbox.wants('notify:email.failed');

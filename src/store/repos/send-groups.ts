@@ -6,8 +6,7 @@ import { fixedStatement } from '../fixed-statement.ts';
 import { deferredOutbox, type Outbox } from '../outbox.ts';
 import type { Database } from '../schema.ts';
 import { ADD_COUNTS, ADD_ON_CONFLICT, createCountersRepo } from './counters.ts';
-import { outcomeRow } from './send-rows.ts';
-import { FINISH_POSTGRES, outcomeStatements, outcomesAnnounced } from './group-outcomes.ts';
+import { FINISH_POSTGRES, finishParameters, outcomeStatements, outcomesAnnounced } from './group-outcomes.ts';
 import { createSendsRepo } from './sends.ts';
 
 /**
@@ -15,12 +14,14 @@ import { createSendsRepo } from './sends.ts';
  * (held, on PostgreSQL, so a pause waits for the sends it lets start; a share lock, as a claim's
  * hold is, so a group commit and the run's claim of its next chunk do not wait for each other). The ids are ONE parameter,
  * so one text serves any number of slots starting together. On SQLite `+status` keeps the planner
- * on the primary key: the status index would visit every queued row of every campaign.
+ * on the primary key: the status index would visit every queued row of every campaign. PostgreSQL's
+ * `status || ''` does the same: there the index also holds an entry for every row version updated
+ * since the last vacuum (see FINISH_POSTGRES).
  */
 const START_SQLITE =
   "update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id in (select value from json_each(?)) and +status = 'queued' and exists (select 1 from notify_campaigns where id = ? and status = 'sending') returning id, attempts";
 const startPostgres = (except = '') =>
-  `update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id = any(?::bigint[]) and status = 'queued'${except} and exists (select 1 from notify_campaigns where id = ? and status = 'sending' for share) returning id, attempts`;
+  `update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id = any(?::bigint[]) and status || '' = 'queued'${except} and exists (select 1 from notify_campaigns where id = ? and status = 'sending' for share) returning id, attempts`;
 const START_POSTGRES = startPostgres();
 
 /**
@@ -39,7 +40,7 @@ const stillWanted = (send: string) =>
  * just before it in the same write.
  */
 const SUPPRESS_SQLITE = `update notify_sends set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where id in (select value from json_each(?)) and +status = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('notify_sends')}) returning id`;
-const SUPPRESS_POSTGRES = `update notify_sends as s set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where s.id = any(?::bigint[]) and s.status = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('s')} for share) returning s.id`;
+const SUPPRESS_POSTGRES = `update notify_sends as s set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where s.id = any(?::bigint[]) and s.status || '' = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('s')} for share) returning s.id`;
 
 /**
  * SQLite: the suppressed counter of the campaign moved by the rows SUPPRESS_SQLITE just changed
@@ -93,7 +94,7 @@ export function createSendGroupWriter(db: Kysely<Database>, dialect: StoreDialec
     if (outcomesAnnounced(outbox)) return withEvents(db, dialect, outbox, campaignId, group, now);
     const values = NAMES.map((n) => counts[n] ?? 0);
     if (dialect.kind === 'postgres') {
-      const [rows] = await dialect.writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, start, campaignId, now, start, campaignId, JSON.stringify(outcomes.map((o) => outcomeRow(o, now))), campaignId, ...values, counted] }]);
+      const [rows] = await dialect.writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, start, campaignId, now, start, campaignId, ...finishParameters(outcomes, now), campaignId, ...values, counted] }]);
       const marked = (rows ?? []) as { kind: string }[];
       return { started: startedRows(marked.filter((r) => r.kind === 's')), suppressed: ids(marked.filter((r) => r.kind === 'x')) };
     }

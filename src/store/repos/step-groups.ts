@@ -4,8 +4,7 @@ import type { FixedRun, StoreDialect } from '../dialect.ts';
 import { fixedStatement } from '../fixed-statement.ts';
 import { deferredOutbox, type Outbox } from '../outbox.ts';
 import type { Database } from '../schema.ts';
-import { FINISH_POSTGRES, outcomeStatements, outcomesAnnounced } from './group-outcomes.ts';
-import { outcomeRow } from './send-rows.ts';
+import { FINISH_POSTGRES, finishParameters, outcomeStatements, outcomesAnnounced } from './group-outcomes.ts';
 import { createSendsRepo } from './sends.ts';
 
 
@@ -70,8 +69,7 @@ export function createStepGroupWriter(db: Kysely<Database>, dialect: StoreDialec
     if (start.length === 0 && outcomes.length === 0 && settlements.length === 0) return { started: new Set(), settled: new Set() };
     if (outcomesAnnounced(outbox)) return stepsWithEvents(db, dialect, outbox, { start, outcomes, settlements }, now);
     if (dialect.kind === 'postgres') {
-      const rows = outcomes.map((o) => outcomeRow(o, now));
-      const [out] = await dialect.writeFixed(db, [{ text: STEP_GROUP_POSTGRES, parameters: [now, JSON.stringify(start), JSON.stringify(rows), now, JSON.stringify(settlements)] }]);
+      const [out] = await dialect.writeFixed(db, [{ text: STEP_GROUP_POSTGRES, parameters: [now, JSON.stringify(start), ...finishParameters(outcomes, now), now, JSON.stringify(settlements)] }]);
       const marked = (out ?? []) as { kind: string; id: number }[];
       return { started: new Set(marked.filter((r) => r.kind === 's').map((r) => Number(r.id))), settled: new Set(marked.filter((r) => r.kind === 'e').map((r) => Number(r.id))) };
     }
