@@ -33,6 +33,15 @@ const profileFile = profileAt >= 0 ? args.splice(profileAt, 2)[1] : undefined;
 const statsAt = args.indexOf('--backend-stats');
 const backendStats = statsAt >= 0 && args.splice(statsAt, 1).length > 0 ? collectBackendStats() : undefined;
 const [engine = 'sqlite', n = '1000', roundsArg = '3'] = args;
+const unknown = args.filter((a) => a.startsWith('-'));
+if (unknown.length > 0) {
+  console.error(`unknown ${unknown.join(', ')}; options: --drips, --profile <file>, --backend-stats`);
+  process.exit(2);
+}
+if (backendStats && engine !== 'postgres') {
+  console.error('--backend-stats reads PostgreSQL backends: run it with postgres');
+  process.exit(2);
+}
 const RECIPIENTS = Number(n);
 const ROUNDS = Number(roundsArg);
 
