@@ -11,6 +11,7 @@ import { FROM, pooledTransport, prebuild, recipients, timeSends } from './lib/no
 import { startRemoteSink } from './lib/sink.ts';
 import { measureCpu } from './lib/cpu.ts';
 import { describeWallTime, watchWallTime } from './lib/wall-time.ts';
+import { BACKEND_STATS_OPTIONS, collectBackendStats, type StatementCpu } from './lib/backend-stats.ts';
 
 /**
  * What a campaign send costs per message in the figures load does not distort: statements and
@@ -20,6 +21,7 @@ import { describeWallTime, watchWallTime } from './lib/wall-time.ts';
  *   npx tsx bench/dispatch-count.ts [sqlite|postgres] [recipients=1000] [rounds=3] [--profile <file>]
  * Prints, per round, messages per commit, statements per message, CPU us per message, and the
  * statements by text (the most frequent first); --profile writes a .cpuprofile of the last round.
+ * --backend-stats (PostgreSQL) prints the backends' CPU per statement, as they measure it themselves.
  * --drips counts notify:process-drips instead: a one-step sequence of the same email, every
  * contact enrolled before the count starts.
  */
@@ -28,7 +30,18 @@ const dripsAt = args.indexOf('--drips');
 const drips = dripsAt >= 0 && args.splice(dripsAt, 1).length > 0;
 const profileAt = args.indexOf('--profile');
 const profileFile = profileAt >= 0 ? args.splice(profileAt, 2)[1] : undefined;
+const statsAt = args.indexOf('--backend-stats');
+const backendStats = statsAt >= 0 && args.splice(statsAt, 1).length > 0 ? collectBackendStats() : undefined;
 const [engine = 'sqlite', n = '1000', roundsArg = '3'] = args;
+const unknown = args.filter((a) => a.startsWith('-'));
+if (unknown.length > 0) {
+  console.error(`unknown ${unknown.join(', ')}; options: --drips, --profile <file>, --backend-stats`);
+  process.exit(2);
+}
+if (backendStats && engine !== 'postgres') {
+  console.error('--backend-stats reads PostgreSQL backends: run it with postgres');
+  process.exit(2);
+}
 const RECIPIENTS = Number(n);
 const ROUNDS = Number(roundsArg);
 
@@ -42,7 +55,8 @@ pinSelf(SUBJECT_CORE);
 const sink = await startRemoteSink();
 const dir = mkdtempSync(join(tmpdir(), 'notify-dispatch-count-'));
 const pgUrl = process.env.NOTIFY_BENCH_PG_URL ?? process.env.NOTIFY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const database = engine === 'postgres' ? `${pgUrl}${pgUrl.includes('?') ? '&' : '?'}schema=dispatch_count_${process.pid}` : `sqlite:${join(dir, 'notify.db')}`;
+const sessionOptions = backendStats ? `&options=${encodeURIComponent(BACKEND_STATS_OPTIONS)}` : '';
+const database = engine === 'postgres' ? `${pgUrl}${pgUrl.includes('?') ? '&' : '?'}schema=dispatch_count_${process.pid}${sessionOptions}` : `sqlite:${join(dir, 'notify.db')}`;
 const notify = await createNotify({ database, mailer: sink.url, configFile: false, envFile: false, env: {}, logLevel: 'warn', fromEmail: 'news@example.com', baseUrl: 'https://news.example.com', batchSize: 1_000_000 });
 try {
   const html = benchEmailHtml();
@@ -65,6 +79,7 @@ try {
     await sink.reset();
     counts.clear();
     times.clear();
+    backendStats?.take();
     const last = r === ROUNDS - 1;
     if (session && last) {
       session.connect();
@@ -97,6 +112,7 @@ try {
     console.log(`round ${r + 1} (${engine}, ${RECIPIENTS}): ${(result.sent / commits).toFixed(2)} messages per commit, ${(total / result.sent).toFixed(2)} statements per message, ${cpuUs} us CPU per message (raw nodemailer ${rawUs.toFixed(0)} us, ratio ${(rawUs / Number(cpuUs)).toFixed(3)}), ${((result.sent / ms) * 1000).toFixed(0)} msg/s (wall, load-dependent)`);
     if (engine === 'postgres') console.log(`  PostgreSQL backends: ${(databaseUs / result.sent).toFixed(0)} us CPU per message (10 ms ticks)`);
     console.log(`  ${describeWallTime(spent, ms, 5, result.sent)}`);
+    if (backendStats) printBackendStats(backendStats.take(), result.sent);
     if (last) for (const [text, k] of [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`  ${String(k).padStart(6)} ${times.has(text) ? `${((times.get(text) ?? 0) / k).toFixed(1).padStart(6)} us` : ''}  ${text.slice(0, 120)}`);
   }
   raw.close();
@@ -105,6 +121,18 @@ try {
   else await notify.close();
   await sink.stop();
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** the backend's CPU per message by statement (the costliest first), and per run of each */
+function printBackendStats(stats: Map<string, StatementCpu>, sent: number) {
+  const rows = [...stats].map(([text, s]) => ({ text, ...s, runs: counts.get(text) ?? 0 })).sort((a, b) => b.ownUs + b.afterUs - (a.ownUs + a.afterUs));
+  const total = rows.reduce((a, r) => a + r.ownUs + r.afterUs, 0);
+  console.log(`  PostgreSQL backends (their own getrusage, log_statement_stats): ${(total / sent).toFixed(0)} us CPU per message; per message / per run, own + after (its commit at Sync):`);
+  for (const r of rows.slice(0, 8)) {
+    const per = (us: number, n: number) => (n > 0 ? (us / n).toFixed(0) : '-').padStart(5);
+    console.log(`  ${per(r.ownUs + r.afterUs, sent)} us/msg ${per(r.ownUs, r.runs)} + ${per(r.afterUs, r.runs)} us/run x${String(r.runs).padStart(5)}  ${r.text.slice(0, 90)}`);
+    console.log(`         ${Object.entries(r.byMessage).map(([m, us]) => `${m} ${per(us, r.runs).trim()}`).join(', ')} us/run`);
+  }
 }
 
 /** notify:process-drips until the step went to every enrolled contact */
