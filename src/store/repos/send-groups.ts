@@ -14,13 +14,15 @@ import { createSendsRepo } from './sends.ts';
  * Sends handed to the mailer: compare-and-set from `queued`, only while the campaign is `sending`
  * (held, on PostgreSQL, so a pause waits for the sends it lets start; a share lock, as a claim's
  * hold is, so a group commit and the run's claim of its next chunk do not wait for each other). The ids are ONE parameter,
- * so one text serves any number of slots starting together. On SQLite `+status` keeps the planner
- * on the primary key: the status index would visit every queued row of every campaign.
+ * so one text serves any number of slots starting together. `+status` (SQLite) and `status || ''`
+ * (PostgreSQL) keep the planner on the primary key: the status index would visit every queued row
+ * of every campaign, and on PostgreSQL also every entry a send left there as it moved on (dead
+ * until a vacuum, so a run without one reads more per group the more it has sent).
  */
 const START_SQLITE =
   "update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id in (select value from json_each(?)) and +status = 'queued' and exists (select 1 from notify_campaigns where id = ? and status = 'sending') returning id, attempts";
 const startPostgres = (except = '') =>
-  `update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id = any(?::bigint[]) and status = 'queued'${except} and exists (select 1 from notify_campaigns where id = ? and status = 'sending' for share) returning id, attempts`;
+  `update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id = any(?::bigint[]) and status || '' = 'queued'${except} and exists (select 1 from notify_campaigns where id = ? and status = 'sending' for share) returning id, attempts`;
 const START_POSTGRES = startPostgres();
 
 /**
@@ -39,7 +41,7 @@ const stillWanted = (send: string) =>
  * just before it in the same write.
  */
 const SUPPRESS_SQLITE = `update notify_sends set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where id in (select value from json_each(?)) and +status = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('notify_sends')}) returning id`;
-const SUPPRESS_POSTGRES = `update notify_sends as s set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where s.id = any(?::bigint[]) and s.status = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('s')} for share) returning s.id`;
+const SUPPRESS_POSTGRES = `update notify_sends as s set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where s.id = any(?::bigint[]) and s.status || '' = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('s')} for share) returning s.id`;
 
 /**
  * SQLite: the suppressed counter of the campaign moved by the rows SUPPRESS_SQLITE just changed
