@@ -15,6 +15,27 @@ const SETTLE_ONE =
 const SETTLE = fixedStatement(SETTLE_ONE);
 
 /**
+ * SQLite: the settlements that move their enrollments to the same state under the same claim (a
+ * group's delivered steps mostly do: sent at the same moment, on to the same next step) in one
+ * statement, their ids ONE parameter, instead of one statement run per enrollment (a crossing into
+ * C, a bind and a RETURNING row each). `+status` keeps the planner on the primary key, not the
+ * (status, next_send_at) index.
+ */
+const SETTLE_SAME_SQLITE =
+  "update notify_enrollments set status = ?, step_index = ?, next_send_at = ?, attempts = ?, last_error = ?, claim_token = null, locked_at = null, updated_at = ? where id in (select value from json_each(?)) and +status = 'processing' and claim_token = ? returning id";
+
+function settleStatements(settlements: ClaimedSettlement[], now: number): FixedRun[] {
+  const same = new Map<string, { s: ClaimedSettlement; ids: number[] }>();
+  for (const s of settlements) {
+    const key = JSON.stringify([s.status, s.step_index, s.next_send_at, s.attempts, s.last_error, s.claim_token]);
+    const found = same.get(key);
+    if (found) found.ids.push(s.id);
+    else same.set(key, { s, ids: [s.id] });
+  }
+  return [...same.values()].map(({ s, ids }) => ({ text: SETTLE_SAME_SQLITE, parameters: [s.status, s.step_index, s.next_send_at, s.attempts, s.last_error, now, JSON.stringify(ids), s.claim_token] }));
+}
+
+/**
  * Drip steps handed to the mailer: compare-and-set from `queued`, only while the step's enrollment
  * is still `processing` under the claim of the run starting it (a run whose claim was taken back,
  * or whose contact was suppressed meanwhile, starts nothing). The ids are ONE parameter. On
@@ -77,7 +98,7 @@ export function createStepGroupWriter(db: Kysely<Database>, dialect: StoreDialec
     }
     const starts = stepStartStatements(start, now);
     const statements: FixedRun[] = [...starts, ...outcomeStatements(outcomes, now)];
-    for (const s of settlements) statements.push({ text: SETTLE_ONE, parameters: settleParameters(s, now) });
+    statements.push(...settleStatements(settlements, now));
     const results = await dialect.writeFixed(db, statements);
     return { started: idsOf(results.slice(0, starts.length)), settled: idsOf(results.slice(starts.length)) };
   };
