@@ -24,15 +24,25 @@ const SETTLE = fixedStatement(SETTLE_ONE);
 const SETTLE_SAME_SQLITE =
   "update notify_enrollments set status = ?, step_index = ?, next_send_at = ?, attempts = ?, last_error = ?, claim_token = null, locked_at = null, updated_at = ? where id in (select value from json_each(?)) and +status = 'processing' and claim_token = ? returning id";
 
-function settleStatements(settlements: ClaimedSettlement[], now: number): FixedRun[] {
-  const same = new Map<string, { s: ClaimedSettlement; ids: number[] }>();
-  for (const s of settlements) {
-    const key = JSON.stringify([s.status, s.step_index, s.next_send_at, s.attempts, s.last_error, s.claim_token]);
-    const found = same.get(key);
-    if (found) found.ids.push(s.id);
-    else same.set(key, { s, ids: [s.id] });
+/** no field but the last holds a space, and the last tells null from any text: distinct states never share a key */
+const stateKey = (s: ClaimedSettlement) => `${s.claim_token} ${s.status} ${s.step_index} ${s.next_send_at} ${s.attempts} ${s.last_error === null ? '-' : `:${s.last_error}`}`;
+
+const settleStatements = (settlements: ClaimedSettlement[], now: number): FixedRun[] =>
+  [...grouped(settlements, stateKey).values()].map((same) => {
+    const s = same[0];
+    return { text: SETTLE_SAME_SQLITE, parameters: [s.status, s.step_index, s.next_send_at, s.attempts, s.last_error, now, JSON.stringify(same.map((x) => x.id)), s.claim_token] };
+  });
+
+/** items by key, in order */
+function grouped<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
   }
-  return [...same.values()].map(({ s, ids }) => ({ text: SETTLE_SAME_SQLITE, parameters: [s.status, s.step_index, s.next_send_at, s.attempts, s.last_error, now, JSON.stringify(ids), s.claim_token] }));
+  return out;
 }
 
 /**
@@ -55,9 +65,7 @@ const stepStartStatements = (start: StepStart[], now: number): FixedRun[] =>
   [...byClaim(start)].map(([token, ids]) => ({ text: STEP_START_SQLITE, parameters: [now, JSON.stringify(ids), token] }));
 
 function byClaim(start: StepStart[]): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  for (const s of start) out.set(s.claim_token, [...(out.get(s.claim_token) ?? []), s.id]);
-  return out;
+  return new Map([...grouped(start, (s) => s.claim_token)].map(([token, list]) => [token, list.map((s) => s.id)]));
 }
 
 /**
