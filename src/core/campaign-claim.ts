@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.ts';
+import { newTokens } from './tokens.ts';
 import { type Campaign, isSuppressedStatus, type RecipientContact, type SendRecord } from './types.ts';
 
 /** Creates this chunk's rows; only the ones this call inserted are ours to send. None once the campaign is paused or cancelled. */
@@ -24,12 +24,4 @@ export async function claim(ctx: Context, campaign: Campaign, members: Recipient
     }
     return mine;
   });
-}
-
-/** n send tokens from one random read (the same 128-bit base64url tokens as newToken(), without n syscalls). */
-function newTokens(n: number): string[] {
-  const bytes = randomBytes(16 * n);
-  const out = new Array<string>(n);
-  for (let i = 0; i < n; i++) out[i] = bytes.toString('base64url', 16 * i, 16 * i + 16);
-  return out;
 }

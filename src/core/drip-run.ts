@@ -7,7 +7,7 @@ import type { PreparedMessage } from './dispatch.ts';
 import { type Decision, type DripRun, INTERRUPTED, keep, recordDelivered, resume, startSteps, type StepJob, writeDecisions } from './drip-decisions.ts';
 import type { ClaimedEnrollment } from './storage/enrollments.ts';
 import { stepKey } from './storage/sends.ts';
-import { newToken } from './tokens.ts';
+import { newToken, newTokens } from './tokens.ts';
 import { type DripRunResult, isSuppressedStatus, type Step } from './types.ts';
 
 /** What one run did, beyond the public { sent, failed, retried, reclaimed } (the CLI prints it). */
@@ -107,9 +107,10 @@ async function processChunk(run: DripRun, claimed: ClaimedEnrollment[]): Promise
     } else candidates.push({ enrollment: e, step, contact, message: () => prepare(run, step) });
   }
 
+  const tokens = newTokens(candidates.length);
   const created = await ctx.store.sends.claimSteps(
-    candidates.map(({ enrollment: e, step, contact }) => ({
-      token: newToken(),
+    candidates.map(({ enrollment: e, step, contact }, i) => ({
+      token: tokens[i],
       contact_id: contact.id,
       enrollment_id: e.id,
       step_id: step.id,
