@@ -10,6 +10,7 @@ import { findBursts, relabelBursts } from './link-bursts.ts';
 import { type BatchNotes, createRecentClicks, type RecentClicks } from './recent-clicks.ts';
 import { FirstTimes, newFirsts, type SendRow, setFirsts } from './tracking-firsts.ts';
 import { type EventRow, eventInserts } from './tracking-inserts.ts';
+import { writeOpens } from './tracking-opens.ts';
 
 // From this many events a batch skips the engine's foreign-key checks (its sends are read and
 // locked in its transaction): turning them off costs every statement of the connection a new
@@ -23,6 +24,14 @@ export function createTrackingRepo(db: Kysely<Database>, dialect: StoreDialect, 
   return {
     async applyBatch(events, label, batchId) {
       try {
+        // opens alone, nobody in this process waiting for them: one statement (tracking-opens.ts)
+        if (dialect.kind === 'postgres' && !outbox.listens(TRACKED_TYPES.open) && events.every((e) => e.type === 'open')) {
+          return await recent.write(async (notes) => {
+            const result = await writeOpens(db, outbox, { events, label, batch: batchId === undefined ? undefined : { id: batchId, at: notes.at }, now: latest(events) });
+            if (batchId !== undefined) notes.row();
+            return result;
+          });
+        }
         const { result, announced } = await recent.write((notes) =>
           dialect.writeTransaction(db, async (trx) => {
             const applied = await applyInTransaction(trx, dialect, inserts, outbox.listens.bind(outbox), events, label, recent, notes);
