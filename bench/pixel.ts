@@ -122,5 +122,9 @@ async function engine(kind: Engine): Promise<void> {
   }
 }
 
+/** BENCH_ENGINE=sqlite|postgres runs one engine only (both when unset) */
+const ENGINES: Engine[] = ['sqlite', 'postgres'];
+const only = process.env.BENCH_ENGINE;
+if (only && !ENGINES.includes(only as Engine)) throw new Error(`BENCH_ENGINE=${only}: expected one of ${ENGINES.join(', ')}`);
 pinSelf(LOAD_CORE);
-for (const kind of ['sqlite', 'postgres'] as Engine[]) await engine(kind);
+for (const kind of ENGINES) if (!only || only === kind) await engine(kind);

@@ -4,6 +4,7 @@
  *   BENCH_QUICK=1          one short round with small counts (checks that the bench runs; figures mean little)
  *   BENCH_ROUNDS=<n>       interleaved rounds per case (at least 5 outside quick mode)
  *   BENCH_CPU_PROF_DIR=<d> the process under test runs with `node --cpu-prof --cpu-prof-dir=<d>`
+ *   BENCH_ENGINE=<e>       sqlite or postgres: the cases that run on both engines run on this one only
  */
 export const QUICK = process.env.BENCH_QUICK === '1';
 

@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { SendGroup, SendGroupStarts } from '../core/storage/campaigns.ts';
 import type { StepGroup, StepGroupResult, StepStart } from '../core/storage/enrollments.ts';
+import type { TrackingBatchResult } from '../core/storage/tracking-batches.ts';
 import type { JsonRowColumn } from './dialect.ts';
 import type { Outbox } from './outbox.ts';
 import type { Database } from './schema.ts';
+import type { OpensBatch } from './postgres/tracking-opens.ts';
 
 /** inserts a tracking batch's event rows in the transaction `trx` holds (GroupWrites.eventInserter) */
 export type EventInsert = (trx: Kysely<Database>, rows: Record<string, unknown>[], outbox: Outbox, at: number) => Promise<void>;
@@ -44,4 +46,10 @@ export interface GroupWrites {
    * wants them (no open without its outgoing event, no read of the largest event id).
    */
   eventInserter(columns: readonly JsonRowColumn[], by: string): EventInsert;
+  /**
+   * A tracking batch of opens alone (nobody in this process listening for them) written in one
+   * statement, where the engine can (PostgreSQL: postgres/tracking-opens.ts); absent, the batch
+   * takes the general path. An open's label never depends on its send, so it needs no read first.
+   */
+  writeOpens?(db: Kysely<Database>, outbox: Outbox, batch: OpensBatch): Promise<TrackingBatchResult>;
 }

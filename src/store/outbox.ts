@@ -24,6 +24,8 @@ export interface Outbox {
   writeTracking(trx: Kysely<Database>, start: number, now: number): Promise<void>;
   /** whether an endpoint takes opens or clicks (trackingStart is undefined when not) */
   readonly tracking: boolean;
+  /** the outbox rows of a tracking batch written at `now`, one per endpoint that takes opens or clicks (its range is added where they are inserted) */
+  trackingRows(now: number): TrackingEndpointRow[];
   /**
    * PostgreSQL: runs `insert` (an INSERT into notify_events ... RETURNING id of a batch's events)
    * and writes the rows writeTracking would, in one statement: the range is the inserted ids'.
@@ -37,7 +39,15 @@ export interface Outbox {
 
 const ROWS_PER_INSERT = 1000;
 
-const ENDPOINT_COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text', due: 'bigint' });
+/** An endpoint's row for one tracking batch: `type` lists the event types the endpoint takes. */
+export interface TrackingEndpointRow {
+  event_id: string;
+  endpoint: string;
+  type: string;
+  due: number;
+}
+
+export const ENDPOINT_COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text', due: 'bigint' });
 const COLUMNS = columnList({ event_id: 'text', endpoint: 'text', type: 'text', body: 'text', status: 'text', attempts: 'integer', next_attempt_at: 'bigint', created_at: 'bigint', updated_at: 'bigint' });
 
 /** The id receivers dedupe on: random, so two processes never make the same one. */
@@ -45,21 +55,23 @@ export const newEventId = () => `evt_${randomBytes(16).toString('base64url')}`;
 
 const none = async () => {};
 /** no endpoints and no listeners: nothing to write, a tracking batch's events inserted alone */
-const NO_OUTBOX: Outbox = { wants: () => false, listens: () => false, tracking: false, trackingStart: async () => undefined, writeTracking: none, insertTracked: (trx, insert) => insert.execute(trx).then(none), write: none, publish: () => {} };
+const NO_OUTBOX: Outbox = { wants: () => false, listens: () => false, tracking: false, trackingRows: () => [], trackingStart: async () => undefined, writeTracking: none, insertTracked: (trx, insert) => insert.execute(trx).then(none), write: none, publish: () => {} };
 
 export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDialect, 'jsonRows'>): Outbox {
   if (!sink) return NO_OUTBOX;
   const tracking = trackingEndpoints(sink);
   // A batch whose endpoint takes clicks is due once later clicks could still relabel them (LABELS_SETTLE_MS).
-  const batchEndpoints = (now: number) => {
+  const trackingRows = (now: number): TrackingEndpointRow[] => {
+    if (tracking.length === 0) return [];
     const id = `bat_${randomBytes(12).toString('base64url')}`;
-    const rows = tracking.map(({ endpoint, types }) => ({ event_id: id, endpoint, type: types.join(','), due: types.includes(TRACKED_TYPES.click) ? now + LABELS_SETTLE_MS : now }));
-    return dialect.jsonRows(JSON.stringify(rows), ENDPOINT_COLUMNS);
+    return tracking.map(({ endpoint, types }) => ({ event_id: id, endpoint, type: types.join(','), due: types.includes(TRACKED_TYPES.click) ? now + LABELS_SETTLE_MS : now }));
   };
+  const batchEndpoints = (now: number) => dialect.jsonRows(JSON.stringify(trackingRows(now)), ENDPOINT_COLUMNS);
   return {
     wants: (type) => sink.wants(type),
     listens: (type) => sink.listens(type),
     tracking: tracking.length > 0,
+    trackingRows,
     trackingStart: async (trx) => (tracking.length === 0 ? undefined : lastEventId(trx)),
     async writeTracking(trx, start, now) {
       // One statement: the end of the range is read where the rows are written (a round trip less

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema.ts';
+import { createStore } from '../../src/store/index.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
 
 /**
@@ -92,6 +93,33 @@ forEachEngine('events and the rows they name', (h) => {
     assert.deepEqual(
       rows.map((r) => [r.contact_id, metadataOf(r.metadata)]),
       [[null, {}]],
+    );
+  });
+
+  // Another connection plays the erasure (contacts.ts): it locks the send and takes the person off
+  // it, and commits only after the open's batch has started. The batch must wait for that commit
+  // and then store the open as the send has it then: naming no one.
+  test('an open written while an erasure holds its send waits for it and names no one', { skip: h.engine !== 'postgres' }, async () => {
+    const n = notify();
+    const p = await personWithSend('midway@example.com');
+    const other = createStore(h.url);
+    try {
+      let flushed: Promise<void> | undefined;
+      await other.db.transaction().execute(async (trx) => {
+        await other.dialect.lockForUpdate(trx.selectFrom('notify_sends').select('id').where('id', '=', p.send)).execute();
+        await trx.updateTable('notify_sends').set({ contact_id: null }).where('id', '=', p.send).execute();
+        assert.equal((await n.fetch(new Request(`http://localhost/notify/open/${p.token}`))).status, 200);
+        flushed = n.flush();
+        await sleep(200);
+      });
+      await flushed;
+    } finally {
+      await other.close();
+    }
+    const rows = await db().selectFrom('notify_events').select(['type', 'contact_id']).where('send_id', '=', p.send).execute();
+    assert.deepEqual(
+      rows.map((r) => [r.type, r.contact_id]),
+      [['open', null]],
     );
   });
 

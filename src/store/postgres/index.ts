@@ -4,6 +4,7 @@ import { type FixedStatement, fixedStatement } from '../fixed-statement.ts';
 import { createPool } from './pool.ts';
 import { columnArrayParameters, columnArraysText, ROW_ORDER, textArrayLiteral } from './column-arrays.ts';
 import { eventInserter } from './event-inserts.ts';
+import { writeOpens } from './tracking-opens.ts';
 import { sendGroups } from './send-groups.ts';
 import { stepGroups } from './step-groups.ts';
 import type { Database } from '../schema.ts';
@@ -22,6 +23,7 @@ export function createPostgresDialect(url: string): StoreDialect {
     ...sendGroups(queries.writeFixed),
     ...stepGroups(queries.writeFixed),
     eventInserter,
+    writeOpens,
     async prepare() {
       if (!schema) return;
       try {

@@ -23,6 +23,15 @@ export function createTrackingRepo(db: Kysely<Database>, dialect: StoreDialect, 
   return {
     async applyBatch(events, label, batchId) {
       try {
+        // opens alone, nobody in this process waiting for them: one statement where the engine has one
+        const writeOpens = dialect.writeOpens;
+        if (writeOpens && !outbox.listens(TRACKED_TYPES.open) && events.every((e) => e.type === 'open')) {
+          return await recent.write(async (notes) => {
+            const result = await writeOpens(db, outbox, { events, label, batch: batchId === undefined ? undefined : { id: batchId, at: notes.at }, now: latest(events) });
+            if (batchId !== undefined) notes.row();
+            return result;
+          });
+        }
         const { result, announced } = await recent.write((notes) =>
           dialect.writeTransaction(db, async (trx) => {
             const applied = await applyInTransaction(trx, dialect, inserts, outbox.listens.bind(outbox), events, label, recent, notes);
