@@ -1,3 +1,4 @@
+import type { Segment } from '../segments.ts';
 import type { Campaign, CampaignStatus, RecipientContact } from '../types.ts';
 import type { CounterDeltas } from './counters.ts';
 import type { SendOutcome } from './sends.ts';
@@ -108,4 +109,9 @@ export interface SendGroup {
   /** outcomes as they are to be recorded (settled: a transient failure with attempts left is `deferred`) */
   outcomes: SendOutcome[];
   counts: CounterDeltas;
+  /**
+   * The campaign's segment, when it has one: a send to start whose contact no longer matches it is
+   * `suppressed` (and counted so) as one whose contact left is. Null or absent: no segment.
+   */
+  segment?: Segment | null;
 }

@@ -6,6 +6,7 @@ import { fixedStatement } from '../fixed-statement.ts';
 import { deferredOutbox, type Outbox } from '../outbox.ts';
 import type { Database } from '../schema.ts';
 import { ADD_COUNTS, ADD_ON_CONFLICT, createCountersRepo } from './counters.ts';
+import { suppressOutOfSegment } from './send-group-segment.ts';
 import { outcomeRow } from './send-rows.ts';
 import { FINISH_POSTGRES, outcomeStatements, outcomesAnnounced } from './group-outcomes.ts';
 import { createSendsRepo } from './sends.ts';
@@ -90,7 +91,8 @@ export function createSendGroupWriter(db: Kysely<Database>, dialect: StoreDialec
     const { start, outcomes, counts } = group;
     const counted = NAMES.some((n) => counts[n]);
     if (start.length === 0 && outcomes.length === 0 && !counted) return NONE;
-    if (outcomesAnnounced(outbox)) return withEvents(db, dialect, outbox, campaignId, group, now);
+    // a segment is compiled per campaign, so its check cannot join the fixed statements below
+    if (outcomesAnnounced(outbox) || (group.segment && start.length > 0)) return inTransaction(db, dialect, outbox, campaignId, group, now);
     const values = NAMES.map((n) => counts[n] ?? 0);
     if (dialect.kind === 'postgres') {
       const [rows] = await dialect.writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, start, campaignId, now, start, campaignId, JSON.stringify(outcomes.map((o) => outcomeRow(o, now))), campaignId, ...values, counted] }]);
@@ -109,13 +111,17 @@ export function createSendGroupWriter(db: Kysely<Database>, dialect: StoreDialec
   };
 }
 
-/** the same writes through the repositories in one Kysely transaction, events included (published after the commit) */
-async function withEvents(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox, campaignId: number, group: SendGroup, now: number): Promise<SendGroupStarts> {
+/**
+ * The same writes through the repositories in one Kysely transaction: events included (published
+ * after the commit), and the segment's check between the list check and the start.
+ */
+async function inTransaction(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox, campaignId: number, group: SendGroup, now: number): Promise<SendGroupStarts> {
   const held = deferredOutbox(outbox);
   const starts = await db.transaction().execute(async (trx) => {
     const list = dialect.kind === 'postgres' ? group.start : JSON.stringify(group.start);
     const parameters = [now, list, campaignId];
     const suppressed = group.start.length === 0 ? [] : ids((await SUPPRESS[dialect.kind](trx, parameters)).rows);
+    if (group.segment) suppressed.push(...(await suppressOutOfSegment(trx, dialect, campaignId, group.start, group.segment, now)));
     const started = group.start.length === 0 ? [] : startedRows((await START[dialect.kind](trx, parameters)).rows);
     if (group.outcomes.length > 0) await createSendsRepo(trx, dialect, held.outbox).finish(group.outcomes, now);
     await createCountersRepo(trx).add(new Map([[campaignId, { ...group.counts, suppressed: (group.counts.suppressed ?? 0) + suppressed.length }]]));
