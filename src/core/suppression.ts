@@ -99,6 +99,8 @@ export async function suppressInTransaction(tx: StoreTx, contact: Contact, statu
   const records = suppressionRecords(suppressed(contact, status, now), status, opts, now);
   await tx.events.insertMany([records.row]);
   if (opts.campaignId) await tx.counters.add(new Map([[opts.campaignId, { [COUNTER[status]]: 1 }]]));
+  // a late report of a message sent before an auto-paused campaign was resumed: not the new window's
+  if (opts.campaignId && opts.sendId && status !== 'unsubscribed') await tx.campaigns.addToAutoPauseBase(opts.campaignId, opts.sendId);
   await tx.outbox.add([records.event], now);
   return true;
 }

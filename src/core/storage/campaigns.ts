@@ -40,6 +40,13 @@ export interface CampaignsRepo {
   statusOf(id: number): Promise<CampaignStatus | undefined>;
   autoPauseBase(id: number): Promise<AutoPauseBase>;
   /**
+   * A bounce or complaint just counted on the campaign's send `sendId`: when the campaign has an
+   * auto-pause base and that send is one of the sends the base counts (sent before the resume that
+   * took it), the report is added to the base too, so the window after the resume judges only the
+   * reports of its own sends. True when it was added.
+   */
+  addToAutoPauseBase(id: number, sendId: number): Promise<boolean>;
+  /**
    * Compare-and-set: the status becomes `to` only when it is one of `from` at the moment of the
    * write (one UPDATE), so of two racing callers exactly one wins. `sent` also sets sent_at.
    * Returns the campaign as changed, or undefined when the status was none of `from`.
