@@ -61,7 +61,7 @@ export const TARGETS = {
   // Each holds 390 to 950 mutants, so that a long run keeps what it finished when it is interrupted.
   'core-campaigns': { mutate: ['src/core/{campaigns,campaign-input,campaign-lifecycle,campaign-start,campaign-control,campaign-status,auto-pause}.ts'], tests: CAMPAIGN_TESTS },
   'core-campaign-run': { mutate: ['src/core/{campaign-run,campaign-claim,campaign-ledger,campaign-preview,campaign-test-send,deferral}.ts'], tests: CAMPAIGN_TESTS },
-  'core-delivery': { mutate: ['src/core/{send,delivery,dispatch,group-writer,group-wake,outbound-delivery,pacer,clock,next-wake}.ts'], tests: DELIVERY_TESTS },
+  'core-delivery': { mutate: ['src/core/{send,send-turns,delivery,dispatch,group-writer,group-wake,outbound-delivery,pacer,clock,next-wake}.ts'], tests: DELIVERY_TESTS },
   'core-message': { mutate: ['src/core/{mailer,headers,header-limits,list-headers,failure,message-input,email}.ts'], tests: DELIVERY_TESTS },
   'core-audience': {
     mutate: ['src/core/{contacts,contact-input,contact-membership,contact-query,lists,segments,segment-references,person-data,preferences,categories,link-lists}.ts'],

@@ -2,6 +2,7 @@ import type { Context } from '../context.ts';
 import { minutes } from './clock.ts';
 import { settleOutcome } from './deferral.ts';
 import type { Delivered, DeliveryJob } from './delivery.ts';
+import type { Segment } from './segments.ts';
 import type { CounterDeltas } from './storage/counters.ts';
 import type { SendOutcome } from './storage/sends.ts';
 
@@ -12,7 +13,8 @@ import type { SendOutcome } from './storage/sends.ts';
  *   (compare-and-set from `queued`; with the campaign row held, so a pause either comes first and
  *   nothing starts, or waits for them), together with the outcomes that came in meanwhile. A crash
  *   leaves in doubt only the `sending` rows: at most one per slot. A send whose contact left since
- *   the claim is `suppressed` there instead (counted so) and not handed over.
+ *   the claim (suppressed, off the campaign's list, or no longer matching its segment) is
+ *   `suppressed` there instead (counted so) and not handed over.
  * - `record`: outcomes alone (the last of each slot), grouped over a few milliseconds.
  * A transient failure becomes `deferred` until its last allowed attempt (deferral.ts).
  */
@@ -27,7 +29,7 @@ export interface CampaignLedger {
   readonly lostHold: boolean;
 }
 
-export function campaignLedger(ctx: Pick<Context, 'store' | 'clock' | 'config'>, campaignId: number): CampaignLedger {
+export function campaignLedger(ctx: Pick<Context, 'store' | 'clock' | 'config'>, campaignId: number, segment: Segment | null = null): CampaignLedger {
   /** attempt number of each send this run started, by send id */
   const attempts = new Map<number, number>();
   const suppressed = new Set<number>();
@@ -41,7 +43,7 @@ export function campaignLedger(ctx: Pick<Context, 'store' | 'clock' | 'config'>,
     const counts: CounterDeltas = {};
     // a deferred send is counted when it ends: neither sent nor failed until then
     for (const o of outcomes) if (o.status !== 'deferred') counts[o.status] = (counts[o.status] ?? 0) + 1;
-    return ctx.store.campaigns.writeSendGroup(campaignId, { start: starting.map((j) => j.send.id), outcomes, counts }, now);
+    return ctx.store.campaigns.writeSendGroup(campaignId, { start: starting.map((j) => j.send.id), outcomes, counts, segment }, now);
   };
 
   return {

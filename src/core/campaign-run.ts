@@ -78,7 +78,7 @@ async function sendRun(ctx: Context, campaign: Campaign, message: PreparedMessag
   const report = () => opts.onProgress?.({ campaignId, expected, budget, sent: result.sent, failed: result.failed, suppressed: result.suppressed });
   report();
   const control = watchRun(ctx, campaignId);
-  const ledger = campaignLedger(ctx, campaignId);
+  const ledger = campaignLedger(ctx, campaignId, campaign.segment);
   try {
     // Each send is marked `sending` as a pool slot takes it and its outcome written as it comes (campaign-ledger.ts)
     const delivery = createDeliveryRun<DeliveryJob>(ctx, { record: ledger.record, start: ledger.start, stop: () => control.stopped || ledger.lostHold });

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from '../context.ts';
+import { DEFAULT_CONCURRENCY } from './send-turns.ts';
 import type { DeliveryTarget, PreparedMessage } from './dispatch.ts';
 import { classifyFailure } from './failure.ts';
 import { createGroupWriter } from './group-writer.ts';
@@ -50,12 +51,6 @@ export interface DeliveryOptions<J extends DeliveryJob> {
   stop?(): boolean;
 }
 
-/**
- * Deliveries in flight at once when not throttled, for a mailer that does not say how many it
- * carries (an SMTP mailer says its pool's size, `maxConnections`): a send that is marked started
- * is one a connection has taken, not one waiting in the pool's queue (the crash window).
- */
-const CONCURRENCY = 5;
 /**
  * How long an outcome waits for others to share its write. Measured on SQLite against recording per
  * chunk: 5 ms cost 12% of dispatch throughput, 10 ms 12%, 20 ms nothing measurable.
@@ -110,9 +105,23 @@ async function deliverOne<J extends DeliveryJob>(dispatcher: Context['dispatcher
   return dispatcher.deliver(message, job, ready);
 }
 
+/**
+ * The job's sending turn under the rate limits (`left` gives it back to the pacer) and one of the
+ * instance's turns, shared with the other runs of this process (`done` gives it back), so a send
+ * marked started is one a connection has taken, not one waiting in the pool's queue. Undefined,
+ * both given back, when the run was stopped meanwhile.
+ */
+async function takeTurn(ctx: Pick<Context, 'dispatcher' | 'pacer'>, job: DeliveryJob, stop: (() => boolean) | undefined) {
+  const left = ctx.pacer ? await ctx.pacer.acquire(recipientsOf(job)) : undefined;
+  const done = await ctx.dispatcher.turns.take();
+  if (!stop?.()) return { left, done };
+  done();
+  left?.();
+  return undefined;
+}
+
 export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'config' | 'dispatcher' | 'pacer'>, opts: DeliveryOptions<J>): DeliveryRun<J> {
   const { throttleMs } = ctx.config;
-  const { pacer } = ctx;
   const granted = new Set<J>();
   /** slots whose next send waits for its start to be written, and slots whose send may leave (in the mailer) */
   let starting = 0;
@@ -148,13 +157,14 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
           if (opts.stop?.()) return;
           started = true;
           const i = next++;
-          const left = pacer ? await pacer.acquire(recipientsOf(jobs[i])) : undefined;
+          const turn = await takeTurn(ctx, jobs[i], opts.stop);
           // a stop that came while waiting for a sending turn leaves this job unstarted (a hole)
-          if (left && opts.stop?.()) return left();
+          if (!turn) return;
+          const { left, done } = turn;
           // rendered and all but handed over while its start commits; it leaves only once committed, a start refused holds it back
           const ready = opts.start ? begin(jobs[i]) : undefined;
           if (!ready) delivering++;
-          const outcome = await deliverOne(ctx.dispatcher, jobs[i], ready);
+          const outcome = await deliverOne(ctx.dispatcher, jobs[i], ready).finally(done);
           left?.();
           if (ready && !(await ready)) continue;
           delivered();
@@ -162,7 +172,7 @@ export function createDeliveryRun<J extends DeliveryJob>(ctx: Pick<Context, 'con
           writer.add({ job: jobs[i], outcome });
         }
       };
-      slots = throttleMs > 0 ? 1 : Math.min(Math.max(1, ctx.dispatcher.concurrency ?? CONCURRENCY), jobs.length);
+      slots = throttleMs > 0 ? 1 : Math.min(Math.max(1, ctx.dispatcher.concurrency ?? DEFAULT_CONCURRENCY), jobs.length);
       await Promise.all(Array.from({ length: slots }, worker));
       return outcomes;
     },

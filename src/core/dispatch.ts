@@ -11,6 +11,7 @@ import { assertHeaderValue, checkHeaders, checkSubject, formatFrom, hasHeader } 
 import { type LinkScope, scopeSignature } from './link-refs.ts';
 import { storeScopeLinks } from './link-lists.ts';
 import { type ComposerFactory, heldBack, type Mailer, type MailResult, type MessageComposer, type OutgoingMessage } from './mailer.ts';
+import { createSendTurns, DEFAULT_CONCURRENCY, type SendTurns } from './send-turns.ts';
 import type { SendOutcome } from './storage/sends.ts';
 import type { RecipientContact } from './types.ts';
 
@@ -63,6 +64,8 @@ export interface Dispatcher {
   deliver(message: PreparedMessage, target: DeliveryTarget, ready?: Promise<boolean>): Promise<SendOutcome>;
   /** how many deliveries the mailer carries at once (an SMTP pool's connections) */
   readonly concurrency: number | undefined;
+  /** the instance's turns to start a send and hand it to the mailer, shared by all its runs (send-turns.ts) */
+  readonly turns: SendTurns;
   /** everything a delivery does except calling the mailer (benchmarks and tests) */
   render(message: PreparedMessage, target: DeliveryTarget): Promise<OutgoingMessage>;
 }
@@ -120,6 +123,7 @@ export function createDispatcher(ctx: DispatchContext, composerFor: ComposerFact
     },
     render,
     concurrency: ctx.mailer.concurrency,
+    turns: createSendTurns(ctx.mailer.concurrency ?? DEFAULT_CONCURRENCY),
   };
 }
 

@@ -5,10 +5,14 @@ import type { Contact, Enrollment } from './types.ts';
 
 /** Application events and their payloads. */
 export interface NotifyEventMap {
-  /** `list` set: the person left only that list (unsubscribeScope 'list'); the contact's status is unchanged */
-  'notify:contact.unsubscribed': { contact: Contact; source: UnsubscribeSource; sendId?: number | null; list?: string };
-  'notify:contact.bounced': { contact: Contact; message_id: string | null; provider: string | null };
-  'notify:contact.complained': { contact: Contact; message_id: string | null; provider: string | null };
+  /**
+   * `list` set: the person left only that list (unsubscribeScope 'list'); the contact's status is
+   * unchanged. `created`: the contact was created with this status (an upsert or import of an
+   * address notify did not know), not changed to it.
+   */
+  'notify:contact.unsubscribed': { contact: Contact; source: UnsubscribeSource; sendId?: number | null; list?: string; created?: true };
+  'notify:contact.bounced': { contact: Contact; message_id: string | null; provider: string | null; created?: true };
+  'notify:contact.complained': { contact: Contact; message_id: string | null; provider: string | null; created?: true };
   notify_enrollment_failed: { enrollment: Enrollment; error: string };
   /** joined a list as a subscriber (with double opt-in: on confirmation, one per list then) */
   'notify:contact.subscribed': { contact: EventContact; list: string | null };

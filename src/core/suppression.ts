@@ -2,6 +2,7 @@ import type { Context } from '../context.ts';
 import { eventContact, type NotifyEventMap } from './events.ts';
 import type { ContactWrite } from './storage/contacts.ts';
 import type { CounterName } from './storage/counters.ts';
+import type { EventRow } from './storage/events.ts';
 import type { StoreTx } from './storage/index.ts';
 import type { OutboundEvent } from './storage/outbound.ts';
 import { type Contact, type ContactStatus, isSuppressedStatus } from './types.ts';
@@ -19,6 +20,8 @@ export interface SuppressOptions {
   source?: UnsubscribeSource;
   provider?: string | null;
   message_id?: string | null;
+  /** the contact was created with this status (the event says `created: true`) */
+  created?: boolean;
 }
 
 const EVENT_TYPE: Record<SuppressReason, string> = { unsubscribed: 'unsubscribe', bounced: 'bounce', complained: 'complaint' };
@@ -53,8 +56,9 @@ async function apply(ctx: Ctx, contact: Contact, status: SuppressReason, opts: S
 
 /**
  * An upsert or import that gives a suppressed status: the row write leaves an existing contact's
- * status as it is (a contact created now gets the status at once), and suppressAsWritten() then
- * changes it through the flow above, so its enrollments end and the event fires as for an unsubscribe.
+ * status as it is (a contact created now gets the status at once, and the store writes its event
+ * row and application event with it), and suppressAsWritten() then changes an existing one through
+ * the flow above, so its enrollments end and the event fires as for an unsubscribe.
  */
 export function withoutSuppression(write: ContactWrite): ContactWrite {
   return write.status && isSuppressedStatus(write.status) ? { ...write, status: undefined, initialStatus: write.status, lift: [] } : write;
@@ -92,22 +96,33 @@ export async function suppressInTransaction(tx: StoreTx, contact: Contact, statu
     }
   } else await tx.contacts.setStatus(contactId, status, now);
   await cancelWaiting(tx, contactId, now);
-  await tx.events.insertMany([
-    {
-      type: EVENT_TYPE[status],
-      send_id: opts.sendId ?? null,
-      contact_id: contactId,
-      campaign_id: opts.campaignId ?? null,
-      link_index: null,
-      metadata: { ...(opts.provider ? { provider: opts.provider } : {}), ...(opts.message_id ? { message_id: opts.message_id } : {}), ...(opts.source ? { source: opts.source } : {}) },
-      is_machine: 0,
-      machine_reason: null,
-      created_at: now,
-    },
-  ]);
+  const records = suppressionRecords(suppressed(contact, status, now), status, opts, now);
+  await tx.events.insertMany([records.row]);
   if (opts.campaignId) await tx.counters.add(new Map([[opts.campaignId, { [COUNTER[status]]: 1 }]]));
-  await tx.outbox.add([suppressionEvent(suppressed(contact, status, now), status, opts)], now);
+  // a late report of a message sent before an auto-paused campaign was resumed: not the new window's
+  if (opts.campaignId && opts.sendId && status !== 'unsubscribed') await tx.campaigns.addToAutoPauseBase(opts.campaignId, opts.sendId);
+  await tx.outbox.add([records.event], now);
   return true;
+}
+
+/**
+ * What a suppression records beside the status: the event row (the person's timeline) and the
+ * application event. Also written by the store for a contact created with a suppressed status,
+ * in the transaction that creates it (store/repos/contacts/created-suppressed.ts).
+ */
+export function suppressionRecords(contact: Contact, status: SuppressReason, opts: SuppressOptions, now: number): { row: EventRow; event: OutboundEvent } {
+  const row: EventRow = {
+    type: EVENT_TYPE[status],
+    send_id: opts.sendId ?? null,
+    contact_id: contact.id,
+    campaign_id: opts.campaignId ?? null,
+    link_index: null,
+    metadata: { ...(opts.provider ? { provider: opts.provider } : {}), ...(opts.message_id ? { message_id: opts.message_id } : {}), ...(opts.source ? { source: opts.source } : {}) },
+    is_machine: 0,
+    machine_reason: null,
+    created_at: now,
+  };
+  return { row, event: suppressionEvent(contact, status, opts) };
 }
 
 const suppressed = (contact: Contact, status: SuppressReason, now: number): Contact => ({ ...contact, status: status as ContactStatus, updated_at: new Date(now) });
@@ -117,8 +132,9 @@ const suppressed = (contact: Contact, status: SuppressReason, now: number): Cont
  * the webhook the same payload with the contact as `{ id, email }`.
  */
 function suppressionEvent(contact: Contact, status: SuppressReason, opts: SuppressOptions): OutboundEvent {
-  if (status === 'unsubscribed') return unsubscribedEvent({ contact, source: opts.source ?? 'api', sendId: opts.sendId ?? null });
-  const local = { contact, message_id: opts.message_id ?? null, provider: opts.provider ?? null };
+  const created = opts.created ? { created: true as const } : {};
+  if (status === 'unsubscribed') return unsubscribedEvent({ contact, source: opts.source ?? 'api', sendId: opts.sendId ?? null, ...created });
+  const local = { contact, message_id: opts.message_id ?? null, provider: opts.provider ?? null, ...created };
   return { type: status === 'bounced' ? 'notify:contact.bounced' : 'notify:contact.complained', data: { ...local, contact: eventContact(contact) }, local };
 }
 

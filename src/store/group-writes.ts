@@ -1,14 +1,23 @@
 import type { Kysely } from 'kysely';
 import type { SendGroup, SendGroupStarts } from '../core/storage/campaigns.ts';
 import type { StepGroup, StepGroupResult, StepStart } from '../core/storage/enrollments.ts';
-import type { TrackingBatchResult } from '../core/storage/tracking-batches.ts';
+import type { EventLabeler, TrackedEvent, TrackingBatchResult } from '../core/storage/tracking-batches.ts';
 import type { JsonRowColumn } from './dialect.ts';
 import type { Outbox } from './outbox.ts';
 import type { Database } from './schema.ts';
-import type { OpensBatch } from './postgres/tracking-opens.ts';
 
 /** inserts a tracking batch's event rows in the transaction `trx` holds (GroupWrites.eventInserter) */
 export type EventInsert = (trx: Kysely<Database>, rows: Record<string, unknown>[], outbox: Outbox, at: number) => Promise<void>;
+
+/** a batch of opens for GroupWrites.writeOpens */
+export interface OpensBatch {
+  events: TrackedEvent[];
+  label: EventLabeler;
+  /** the batch row's id and time (none without an id) */
+  batch?: { id: string; at: number };
+  /** the events' own latest time: the outbox row's */
+  now: number;
+}
 
 /**
  * The group commits of the send loops and of the tracking writer, which each engine writes its own

@@ -30,7 +30,7 @@ forEachEngine('auto-pause', (h) => {
     small = await createNotify(testOptions(h.url, { autoPauseBounceRate: 0.05, batchSize: 150 }));
     const now = Date.now();
     const store = notify.context.store;
-    for (const [list, size] of [['a', 300], ['b', 300], ['c', 1000], ['d', 1000], ['e', 500], ['f', 300], ['g', 500]] as const) {
+    for (const [list, size] of [['a', 300], ['b', 300], ['c', 1000], ['d', 1000], ['e', 500], ['f', 300], ['g', 500], ['h', 600], ['i', 600]] as const) {
       await notify.lists.create({ name: list });
       const listId = (await store.lists.byName(list))!.id;
       const rows = Array.from({ length: size }, (_, i) => ({ email: `${list}${i}@example.com`, email_key: `${list}${i}@example.com`, status: 'subscribed', unsubscribe_token: `${list}tok${String(i).padStart(19, '0')}`, attributes: '{}', created_at: now, updated_at: now }));
@@ -118,6 +118,41 @@ forEachEngine('auto-pause', (h) => {
     const paused = await notify.campaigns.get(c.id);
     assert.equal(paused?.status_reason, 'auto-paused: 26 bounces and complaints in 500 sends since it was resumed (5.2%, above autoPauseBounceRate 5%)');
     assert.deepEqual(await notify.campaigns.audience(c.id), { count: 250 });
+  });
+
+  /** a campaign to the list auto-paused by 20 bounces in its first 250 sends (8%), resumed, and 250 more sent */
+  async function resumedAfterPause(list: string) {
+    const c = await notify.campaigns.create({ subject: `Late reports ${list}`, text: 'x', list });
+    assert.equal((await notify.campaigns.send(c.id)).sent, 250);
+    await bounce(notify, c.id, 20);
+    assert.equal((await notify.campaigns.send(c.id)).status, 'paused');
+    await notify.campaigns.resume(c.id);
+    assert.equal((await notify.campaigns.send(c.id)).sent, 250);
+    return c;
+  }
+
+  test('bounces reported after the resume for messages sent before it do not count in the new window', async () => {
+    const c = await resumedAfterPause('h');
+    // the provider reports 30 more bounces and 5 complaints of the first 250 late, and 5 of the new ones
+    await bounce(notify, c.id, 30, 'bounce', 20);
+    await bounce(notify, c.id, 5, 'complaint', 50);
+    await bounce(notify, c.id, 5, 'bounce', 250);
+    // 5 in the 250 sent since the resume (2%): it goes on (counted with the late ones it would be 40 in 250, 16%)
+    const next = await notify.campaigns.send(c.id);
+    assert.equal(next.sent, 100, next.note);
+    assert.equal((await notify.campaigns.get(c.id))?.status, 'sent');
+    const report = await notify.campaigns.getCampaignReport(c.id);
+    assert.deepEqual([report.bounced, report.complained], [55, 5], 'the stats count every bounce and complaint');
+  });
+
+  test('after the resume, bounces of sends made since then still pause it; the late ones are left out of the figures', async () => {
+    const c = await resumedAfterPause('i');
+    await bounce(notify, c.id, 30, 'bounce', 20);
+    await bounce(notify, c.id, 13, 'bounce', 250);
+    // 13 in the 250 since the resume (5.2%)
+    const r = await notify.campaigns.send(c.id);
+    assert.equal(r.sent, 0);
+    assert.equal((await notify.campaigns.get(c.id))?.status_reason, 'auto-paused: 13 bounces and complaints in 250 sends since it was resumed (5.2%, above autoPauseBounceRate 5%)');
   });
 
   test('after a resume fewer than 200 sends pause nothing, however many bounce', async () => {

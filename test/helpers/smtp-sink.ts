@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
@@ -26,6 +26,8 @@ export interface SinkOptions {
   tls?: boolean;
   /** requires AUTH (PLAIN or LOGIN) with these credentials (the url carries them) */
   auth?: { user: string; pass: string };
+  /** waits this long before answering each message's DATA (a slow server: sends overlap) */
+  replyDelayMs?: number;
 }
 
 export interface SmtpSink {
@@ -53,6 +55,8 @@ export interface SmtpSink {
    * until release(): `reached` resolves once it arrived (what happens while a send is in flight)
    */
   holdFor(address: string): { reached: Promise<void>; release(): void };
+  /** TCP connections open now, and the most that were open at once */
+  connections: { open: number; most: number };
   close(): Promise<void>;
 }
 
@@ -102,6 +106,7 @@ export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', async () => {
+        if (opts.replyDelayMs) await new Promise((r) => setTimeout(r, opts.replyDelayMs));
         const at = performance.now();
         if (failures > 0) {
           failures--;
@@ -135,6 +140,11 @@ export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
   // smtp-server reports that as a server 'error', which unheard would crash the test process.
   server.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') throw err;
+  });
+  const connections = { open: 0, most: 0 };
+  server.server.on('connection', (socket: Socket) => {
+    connections.most = Math.max(connections.most, ++connections.open);
+    socket.on('close', () => connections.open--);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
@@ -173,6 +183,7 @@ export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
       holds.set(address.toLowerCase(), { arrived, gate: new Promise<void>((r) => (release = r)) });
       return { reached, release };
     },
+    connections,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,3 +1,4 @@
+import type { Segment } from '../segments.ts';
 import type { Campaign, CampaignStatus, RecipientContact } from '../types.ts';
 import type { CounterDeltas } from './counters.ts';
 import type { SendOutcome } from './sends.ts';
@@ -38,6 +39,13 @@ export interface CampaignsRepo {
   getById(id: number): Promise<Campaign | undefined>;
   statusOf(id: number): Promise<CampaignStatus | undefined>;
   autoPauseBase(id: number): Promise<AutoPauseBase>;
+  /**
+   * A bounce or complaint just counted on the campaign's send `sendId`: when the campaign has an
+   * auto-pause base and that send is one of the sends the base counts (sent before the resume that
+   * took it), the report is added to the base too, so the window after the resume judges only the
+   * reports of its own sends. True when it was added.
+   */
+  addToAutoPauseBase(id: number, sendId: number): Promise<boolean>;
   /**
    * Compare-and-set: the status becomes `to` only when it is one of `from` at the moment of the
    * write (one UPDATE), so of two racing callers exactly one wins. `sent` also sets sent_at.
@@ -108,4 +116,9 @@ export interface SendGroup {
   /** outcomes as they are to be recorded (settled: a transient failure with attempts left is `deferred`) */
   outcomes: SendOutcome[];
   counts: CounterDeltas;
+  /**
+   * The campaign's segment, when it has one: a send to start whose contact no longer matches it is
+   * `suppressed` (and counted so) as one whose contact left is. Null or absent: no segment.
+   */
+  segment?: Segment | null;
 }

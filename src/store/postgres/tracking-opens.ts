@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
 import { COUNTER_NAMES } from '../../core/storage/counters.ts';
-import type { EventLabeler, TrackedEvent, TrackingBatchResult } from '../../core/storage/tracking-batches.ts';
+import type { TrackingBatchResult } from '../../core/storage/tracking-batches.ts';
 import { columnList } from '../dialect.ts';
 import { type FixedStatement, fixedStatement } from '../fixed-statement.ts';
 import { ENDPOINT_COLUMNS, type Outbox, TRACKING_BATCH } from '../outbox.ts';
 import { columnArrayParameters, columnArraysText, ROW_ORDER, textArrayLiteral } from './column-arrays.ts';
+import type { OpensBatch } from '../group-writes.ts';
 import type { Database } from '../schema.ts';
 import { ADD_ON_CONFLICT } from '../repos/counters.ts';
 
@@ -69,14 +70,6 @@ function statementFor(batchRow: boolean, outbox: boolean): FixedStatement {
   return s;
 }
 
-export interface OpensBatch {
-  events: TrackedEvent[];
-  label: EventLabeler;
-  /** the batch row's id and time (none without an id) */
-  batch?: { id: string; at: number };
-  /** the events' own latest time: the outbox row's */
-  now: number;
-}
 
 // an open's label reads no send (see above): this one stands for all
 const NO_SEND = { id: 0, campaign_id: null, contact_id: null, sent_at: null };

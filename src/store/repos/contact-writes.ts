@@ -77,9 +77,10 @@ export async function insertNew(trx: Kysely<Database>, inputs: ContactWrite[], n
 /**
  * One upsert's writes inside the caller's transaction; the contact's id, or undefined when another
  * writer inserted the address meanwhile (the caller retries it as an update). `listIds` caches
- * list ids by name across the rows of one import batch; the lists it newly joined are added to `joins`.
+ * list ids by name across the rows of one import batch; the lists it newly joined are added to
+ * `joins`, the id of a contact it created to `created`.
  */
-export async function writeOne(dialect: StoreDialect, trx: Kysely<Database>, input: ContactWrite, now: number, listIds: Map<string, number>, joins: Join[]): Promise<number | undefined> {
+export async function writeOne(dialect: StoreDialect, trx: Kysely<Database>, input: ContactWrite, now: number, listIds: Map<string, number>, joins: Join[], created: number[]): Promise<number | undefined> {
   const existing = await trx.selectFrom('notify_contacts').selectAll().where('email_key', '=', input.email_key).executeTakeFirst();
   let contactId: number;
   if (!existing) {
@@ -91,6 +92,7 @@ export async function writeOne(dialect: StoreDialect, trx: Kysely<Database>, inp
       .executeTakeFirst();
     if (!inserted) return undefined; // lost a race with another writer: retry as an update
     contactId = Number(inserted.id);
+    created.push(contactId);
   } else {
     contactId = Number(existing.id);
     const status = input.status ?? (input.lift?.includes(existing.status as ContactStatus) ? input.initialStatus : undefined);

@@ -6,6 +6,7 @@ import { deferredOutbox, type Outbox } from '../outbox.ts';
 import type { Database } from '../schema.ts';
 import { createCountersRepo } from './counters.ts';
 import { outcomesAnnounced } from './group-outcomes.ts';
+import { suppressOutOfSegment } from './send-group-segment.ts';
 import { createSendsRepo } from './sends.ts';
 
 const NONE: SendGroupStarts = { started: [], suppressed: [] };
@@ -20,16 +21,24 @@ export function createSendGroupWriter(db: Kysely<Database>, dialect: StoreDialec
     const { start, outcomes, counts } = group;
     const counted = NAMES.some((n) => counts[n]);
     if (start.length === 0 && outcomes.length === 0 && !counted) return NONE;
-    if (outcomesAnnounced(outbox)) return withEvents(db, dialect, outbox, campaignId, group, now);
+    // a segment is compiled per campaign, so its check cannot join the dialect's fixed statements
+    if (outcomesAnnounced(outbox) || (group.segment && start.length > 0)) return inTransaction(db, dialect, outbox, campaignId, group, now);
     return dialect.writeSendGroup(db, campaignId, group, now);
   };
 }
 
-/** the same writes through the repositories in one Kysely transaction, events included (published after the commit) */
-async function withEvents(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox, campaignId: number, group: SendGroup, now: number): Promise<SendGroupStarts> {
+/**
+ * The same writes through the repositories in one Kysely transaction: events included (published
+ * after the commit), and the segment's check before the list check and the start (both only take
+ * rows still `queued`, so a send the segment check suppressed is not started).
+ */
+async function inTransaction(db: Kysely<Database>, dialect: StoreDialect, outbox: Outbox, campaignId: number, group: SendGroup, now: number): Promise<SendGroupStarts> {
   const held = deferredOutbox(outbox);
   const starts = await db.transaction().execute(async (trx) => {
-    const { started, suppressed } = group.start.length === 0 ? { started: [], suppressed: [] } : await dialect.startSends(trx, campaignId, group.start, now);
+    const outOfSegment = group.segment ? await suppressOutOfSegment(trx, dialect, campaignId, group.start, group.segment, now) : [];
+    const starts = group.start.length === 0 ? NONE : await dialect.startSends(trx, campaignId, group.start, now);
+    const started = starts.started;
+    const suppressed = [...outOfSegment, ...starts.suppressed];
     if (group.outcomes.length > 0) await createSendsRepo(trx, dialect, held.outbox).finish(group.outcomes, now);
     await createCountersRepo(trx).add(new Map([[campaignId, { ...group.counts, suppressed: (group.counts.suppressed ?? 0) + suppressed.length }]]));
     return { started, suppressed };

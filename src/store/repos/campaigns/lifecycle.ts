@@ -4,20 +4,18 @@ import type { CampaignStatus } from '../../../core/types.ts';
 import type { StoreDialect } from '../../dialect.ts';
 import type { Outbox } from '../../outbox.ts';
 import type { Database } from '../../schema.ts';
+import { campaignAutoPauseBase } from './auto-pause-base.ts';
 import { campaignById, changeColumns } from './rows.ts';
 import { campaignTransition } from './transition.ts';
 
 /** status changes and edits, each a compare-and-set on the status it starts from */
-export function campaignLifecycle(db: Kysely<Database>, dialect: Pick<StoreDialect, 'holdRow'>, outbox: Outbox): Pick<CampaignsRepo, 'statusOf' | 'autoPauseBase' | 'transition' | 'update' | 'deleteDraft' | 'holdSending'> {
+export function campaignLifecycle(db: Kysely<Database>, dialect: Pick<StoreDialect, 'holdRow'>, outbox: Outbox): Pick<CampaignsRepo, 'statusOf' | 'autoPauseBase' | 'addToAutoPauseBase' | 'transition' | 'update' | 'deleteDraft' | 'holdSending'> {
   return {
     async statusOf(id) {
       const row = await db.selectFrom('notify_campaigns').select('status').where('id', '=', id).executeTakeFirst();
       return row?.status as CampaignStatus | undefined;
     },
-    async autoPauseBase(id) {
-      const row = await db.selectFrom('notify_campaigns').select(['auto_pause_sent_base', 'auto_pause_bad_base']).where('id', '=', id).executeTakeFirst();
-      return { sent: Number(row?.auto_pause_sent_base ?? 0), bad: Number(row?.auto_pause_bad_base ?? 0) };
-    },
+    ...campaignAutoPauseBase(db),
     ...campaignTransition(db, outbox),
     async update(id, from, changes) {
       const res = await db.updateTable('notify_campaigns').set(changeColumns(changes)).where('id', '=', id).where('status', 'in', [...from]).executeTakeFirst();
