@@ -40,6 +40,7 @@ describe('scripts/test.mjs', () => {
   cpSync(join(ROOT, 'scripts/test-files.mjs'), join(dir, 'scripts/test-files.mjs'));
   cpSync(join(ROOT, 'scripts/test-cpu.mjs'), join(dir, 'scripts/test-cpu.mjs'));
   cpSync(join(ROOT, 'scripts/test-bundle.mjs'), join(dir, 'scripts/test-bundle.mjs'));
+  cpSync(join(ROOT, 'scripts/test-source-maps.mjs'), join(dir, 'scripts/test-source-maps.mjs'));
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const project = (typecheck: string) => writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'p', type: 'module', scripts: { typecheck, lint: 'echo lint ran' } }));
   writeFileSync(join(dir, 'test/slow.test.ts'), "import { test } from 'node:test';\nconst n: number = 1;\ntest('slow', () => { console.log('ran slow', n); });\n");
@@ -126,6 +127,27 @@ describe('scripts/test.mjs', () => {
     rmSync(join(dir, 'test/typo.test.ts'));
     assert.equal(typo.code, 1);
     assert.match(typo.stderr, /the test files did not build[\s\S]*typo\.test\.ts:2/);
+  });
+
+  test('a package bundled into the build works, and a failure in a callback it calls still names the source line', async () => {
+    project('true');
+    writeFileSync(
+      join(dir, 'test/pkg.test.ts'),
+      [
+        "import assert from 'node:assert/strict';",
+        "import { test } from 'node:test';",
+        "import { z } from 'zod';",
+        "test('pkg', () => {",
+        "  assert.equal(z.string().parse('ok'), 'ok');",
+        "  z.string().refine(() => { const line: number = 6; throw new Error(`thrown at line ${line}`); }).parse('x');",
+        '});',
+      ].join('\n'),
+    );
+    const r = await run('--test-reporter=tap', 'test/pkg.test.ts');
+    rmSync(join(dir, 'test/pkg.test.ts'));
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stdout, /thrown at line 6/, 'the package ran');
+    assert.match(r.stdout, /test\/pkg\.test\.ts:6:\d+/, 'the stack names the source line');
   });
 
   test('a failing test fails the run; --record-timings writes the wall times; an unknown option is refused', async () => {
