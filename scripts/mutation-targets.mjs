@@ -51,10 +51,11 @@ export const TARGETS = {
   // left out (it builds and spawns the package; the same run is reached in-process by the tests listed).
   'drip-run': { mutate: ['src/core/drip-run.ts'], tests: DRIP_WORKER_TESTS },
   'drip-decisions': { mutate: ['src/core/drip-decisions.ts'], tests: DRIP_WORKER_TESTS },
-  // Sequences and their steps, enrolment and a sequence's enrollments page.
+  // Sequences and their steps, enrolment and a sequence's enrollments page; the gaps file calls the library where
+  // the HTTP tests stop at the route's own checks.
   'drip-sequences': {
     mutate: ['src/core/drips.ts', 'src/core/enrollment-list.ts'],
-    tests: ['test/drips/transitions.test.ts', 'test/api/bad-inputs.test.ts', 'test/api/contract.test.ts', 'test/triggers/list-joined.test.ts'],
+    tests: ['test/drips/mutation-gaps-sequences.test.ts', 'test/drips/transitions.test.ts', 'test/api/bad-inputs.test.ts', 'test/api/contract.test.ts', 'test/triggers/list-joined.test.ts'],
   },
   // The rest of src/core/, by what the code is about. Together with the five targets above, every file
   // of src/core/ is in exactly one target of the group `core` (test/mutation-targets.test.ts checks it).
