@@ -53,7 +53,7 @@ export default {
   jsonReporter: { fileName: `reports/mutation/${name}.json` },
   clearTextReporter: { allowColor: false, reportTests: false, reportMutants: true, reportScoreTable: true },
   // The sandbox copy needs the sources and tests, not the build, outputs or local databases.
-  ignorePatterns: ['dist', 'test-output', 'notify-demo', 'outbox', '*.db', '*.db-wal', '*.db-shm', 'bench', 'reports', '.mutation-bundles', '.stryker-tmp*'],
+  ignorePatterns: ['dist', '.test-build', '.bench-build', 'test-output', 'notify-demo', 'outbox', '*.db', '*.db-wal', '*.db-shm', 'bench', 'reports', '.mutation-bundles', '.stryker-tmp*'],
   // one sandbox folder per target, so that two targets can run side by side from the same checkout
   tempDirName: `.stryker-tmp-${name}`,
   cleanTempDir: 'always',

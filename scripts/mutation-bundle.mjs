@@ -2,35 +2,43 @@
 // bundles each test file of the target (NOTIFY_MUTATE) with the code it imports into one plain ESM file under
 // BUNDLE_DIR, so that each mutant's node process loads one file instead of transpiling hundreds through tsx
 // (about half the start-up time of a test file). Packages stay external: node_modules is shared, not copied.
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { build, transform } from 'esbuild';
 import { BUNDLE_DIR, bundleFor } from './mutation-bundle-path.mjs';
 import { TARGETS, targetTests } from './mutation-targets.mjs';
 
 /**
  * A bundle lives elsewhere than the files it was made of, and code finds its views, fixtures and
  * package.json from its own location: each module's import.meta location is fixed to its source file's.
+ * esbuild's define replaces the expressions only, so a string that merely spells `import.meta.url` (the CLI
+ * bundle's banner does) stays as written; a replacement of the text would break its quotes.
  */
-const keepImportMeta = {
+const keepImportMeta = (tsconfigRaw) => ({
   name: 'keep-import-meta',
   setup(b) {
     b.onLoad({ filter: /\.[cm]?ts$/ }, async ({ path }) => {
-      const source = await readFile(path, 'utf8');
-      const contents = source
-        .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(path).href))
-        .replaceAll('import.meta.dirname', JSON.stringify(dirname(path)))
-        .replaceAll('import.meta.filename', JSON.stringify(path));
-      return { contents, loader: 'ts' };
+      const define = {
+        'import.meta.url': JSON.stringify(pathToFileURL(path).href),
+        'import.meta.dirname': JSON.stringify(dirname(path)),
+        'import.meta.filename': JSON.stringify(path),
+      };
+      const { code } = await transform(await readFile(path, 'utf8'), { loader: 'ts', define, sourcefile: path, tsconfigRaw });
+      return { contents: code, loader: 'js' };
     });
   },
-};
+});
 
-/** Bundles the given test files (paths relative to the working folder) into BUNDLE_DIR. */
-export async function bundleTests(files) {
+/** Bundles the given test files (paths relative to `cwd`, the working folder by default) into BUNDLE_DIR there. */
+export async function bundleTests(files, { cwd = process.cwd() } = {}) {
+  // a transform reads no tsconfig.json by itself: without verbatimModuleSyntax it would drop unused imports
+  const tsconfig = resolve(cwd, 'tsconfig.json');
+  const tsconfigRaw = existsSync(tsconfig) ? await readFile(tsconfig, 'utf8') : undefined;
   await build({
-    entryPoints: Object.fromEntries(files.map((f) => [bundleFor(f).slice(BUNDLE_DIR.length + 1).replace(/\.mjs$/, ''), resolve(f)])),
+    absWorkingDir: resolve(cwd),
+    entryPoints: Object.fromEntries(files.map((f) => [bundleFor(f).slice(BUNDLE_DIR.length + 1).replace(/\.mjs$/, ''), resolve(cwd, f)])),
     outdir: BUNDLE_DIR,
     outExtension: { '.js': '.mjs' },
     bundle: true,
@@ -38,7 +46,7 @@ export async function bundleTests(files) {
     format: 'esm',
     target: 'node20',
     packages: 'external',
-    plugins: [keepImportMeta],
+    plugins: [keepImportMeta(tsconfigRaw)],
     logLevel: 'warning',
   });
 }

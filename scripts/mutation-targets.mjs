@@ -38,10 +38,11 @@ export const TARGETS = {
   // The parts of src/core/ where a silent breakage costs the most, each with the tests that reach it.
   // deferral.test.ts: a contact suppressed while a drip step waits deferred has that step's row cancelled;
   // suppression-events.test.ts: the events' payloads on the wire.
-  // delivery/deferral.test.ts: a campaign send deferred when its contact unsubscribes is suppressed and counted so.
+  // delivery/deferral.test.ts: a campaign send deferred when its contact unsubscribes is suppressed and counted so;
+  // status-by-upsert.test.ts: a suppressed status given to contacts.upsert or an import goes through the same flow.
   suppression: {
     mutate: ['src/core/suppression.ts'],
-    tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts', 'test/drips/deferral.test.ts', 'test/delivery/deferral.test.ts', 'test/triggers/suppression-events.test.ts'],
+    tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts', 'test/drips/deferral.test.ts', 'test/delivery/deferral.test.ts', 'test/triggers/suppression-events.test.ts', 'test/audience/status-by-upsert.test.ts'],
   },
   // List-scoped and send-token unsubscribes: the gaps file reads what the scope and short-link tests leave unread.
   unsubscribe: { mutate: ['src/core/unsubscribe.ts'], tests: ['test/audience/mutation-gaps-unsubscribe.test.ts', ...UNSUBSCRIBE_TESTS, 'test/audience/unsubscribe-scope.test.ts', 'test/http/unsubscribe-short.test.ts'] },
@@ -51,10 +52,11 @@ export const TARGETS = {
   // left out (it builds and spawns the package; the same run is reached in-process by the tests listed).
   'drip-run': { mutate: ['src/core/drip-run.ts'], tests: DRIP_WORKER_TESTS },
   'drip-decisions': { mutate: ['src/core/drip-decisions.ts'], tests: DRIP_WORKER_TESTS },
-  // Sequences and their steps, enrolment and a sequence's enrollments page.
+  // Sequences and their steps, enrolment and a sequence's enrollments page; the gaps file calls the library where
+  // the HTTP tests stop at the route's own checks.
   'drip-sequences': {
     mutate: ['src/core/drips.ts', 'src/core/enrollment-list.ts'],
-    tests: ['test/drips/transitions.test.ts', 'test/api/bad-inputs.test.ts', 'test/api/contract.test.ts', 'test/triggers/list-joined.test.ts'],
+    tests: ['test/drips/mutation-gaps-sequences.test.ts', 'test/drips/transitions.test.ts', 'test/api/bad-inputs.test.ts', 'test/api/contract.test.ts', 'test/triggers/list-joined.test.ts'],
   },
   // The rest of src/core/, by what the code is about. Together with the five targets above, every file
   // of src/core/ is in exactly one target of the group `core` (test/mutation-targets.test.ts checks it).

@@ -2,17 +2,20 @@
 // then the mutation score per file and per folder over the targets run. Targets and groups are in
 // scripts/mutation-targets.mjs; e.g. `npm run test:mutation -- webhooks`, `... -- suppression --force`
 // (--force ignores the incremental file; give flag values with `=`, e.g. `--concurrency=2`, `--timeoutMS=30000`;
-// --tsx runs the test files through tsx instead of bundles; --scores only prints the scores of the last reports).
+// --tsx runs the test files through tsx instead of bundles; --scores only prints the scores of the last reports,
+// of every target when no target is named).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { DETECTED, printScores } from './mutation-scores.mjs';
 import { GROUPS, TARGETS, targetTests } from './mutation-targets.mjs';
 
 const args = process.argv.slice(2);
 const tsx = args.includes('--tsx');
 const scoresOnly = args.includes('--scores');
 const flags = args.filter((a) => a.startsWith('-') && a !== '--tsx' && a !== '--scores');
-const asked = args.filter((a) => !a.startsWith('-'));
+const named = args.filter((a) => !a.startsWith('-'));
+const asked = scoresOnly && named.length === 0 ? Object.keys(TARGETS) : named;
 const unknown = asked.filter((n) => !(n in TARGETS) && !(n in GROUPS));
 if (asked.length === 0 || unknown.length > 0) {
   if (unknown.length > 0) console.error(`unknown mutation target: ${unknown.join(', ')}`);
@@ -20,8 +23,6 @@ if (asked.length === 0 || unknown.length > 0) {
   process.exit(2);
 }
 const targets = [...new Set(asked.flatMap((n) => GROUPS[n] ?? [n]))];
-// Stryker's score: detected (killed or timed out) over detected + undetected (survived or not covered).
-const DETECTED = new Set(['Killed', 'Timeout']);
 
 /**
  * Stryker's incremental mode keeps a surviving mutant's verdict unless a test that covered it changed,
@@ -56,23 +57,4 @@ for (const name of scoresOnly ? [] : targets) {
   stampTests();
 }
 
-const UNDETECTED = new Set(['Survived', 'NoCoverage']);
-const tally = new Map();
-const add = (key, status) => {
-  const t = tally.get(key) ?? { detected: 0, valid: 0 };
-  if (DETECTED.has(status)) t.detected++;
-  if (DETECTED.has(status) || UNDETECTED.has(status)) t.valid++;
-  tally.set(key, t);
-};
-for (const name of targets) {
-  // a fresh checkout has only the committed incremental file, which holds the same verdicts
-  const report = [`reports/mutation/${name}.json`, `reports/mutation/${name}.incremental.json`].find((f) => existsSync(f));
-  if (!report) continue;
-  for (const [file, { mutants }] of Object.entries(JSON.parse(readFileSync(report, 'utf8')).files)) {
-    for (const m of mutants) for (const key of [file, `${file.split('/').slice(0, 2).join('/')}/ (only the files scored here)`]) add(key, m.status);
-  }
-}
-console.log('\nmutation score (detected / valid mutants)');
-for (const [key, { detected, valid }] of [...tally].sort(([a], [b]) => a.localeCompare(b))) {
-  console.log(`${valid ? ((100 * detected) / valid).toFixed(1).padStart(5) : '  n/a'}%  ${String(detected).padStart(4)}/${String(valid).padEnd(4)}  ${key}`);
-}
+await printScores(targets);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { matchesGlob, resolve } from 'node:path';
 import { test } from 'node:test';
 import { GROUPS, TARGETS, targetTests } from '../scripts/mutation-targets.mjs';
@@ -22,5 +23,17 @@ test("every group names known targets, and every target's tests list only files 
   for (const [name, { tests }] of Object.entries(TARGETS)) {
     for (const path of tests) assert.ok(testFiles([resolve(ROOT, path)]).length > 0, `${name}: ${path}`);
     assert.ok(targetTests(name).length > 0, name);
+  }
+});
+
+test('--scores gives each folder its score over the files scored and says how many files and mutants are not', () => {
+  const out = execFileSync(process.execPath, ['--no-warnings', 'scripts/mutation.mjs', '--scores'], { cwd: ROOT, encoding: 'utf8' });
+  for (const folder of ['src/core', 'src/webhooks']) {
+    const files = testFiles([resolve(ROOT, folder)], '.ts').length;
+    const summary = new RegExp(`(\\d+\\.\\d%|n/a)\\s+(\\d+)/(\\d+)\\s+${folder}/: (\\d+) of its ${files} files scored\\n\\s+not scored yet: (\\d+) files?, (\\d+) mutants`);
+    const m = out.match(summary);
+    assert.ok(m, `${folder} summary in:\n${out}`);
+    assert.equal(Number(m[4]) + Number(m[5]), files, 'scored and not scored make the whole folder');
+    if (Number(m[5]) > 0) assert.ok(Number(m[6]) > 0, 'files not scored have mutants counted');
   }
 });
