@@ -1,6 +1,6 @@
 import { COUNTER_NAMES as NAMES } from '../../core/storage/counters.ts';
 import type { StoreDialect } from '../dialect.ts';
-import { fixedStatement } from '../fixed-statement.ts';
+import { fixedStatement, planEachRun } from '../fixed-statement.ts';
 import { counterValues, ids, startedRows, stillWanted } from '../group-sql.ts';
 import type { GroupWrites } from '../group-writes.ts';
 import { ADD_ON_CONFLICT } from '../repos/counters.ts';
@@ -18,10 +18,10 @@ import type { SendOutcome } from '../../core/storage/sends.ts';
  */
 const startPostgres = (except = '') =>
   `update notify_sends set status = 'sending', attempts = attempts + 1, updated_at = ? where id = any(?::bigint[]) and status || '' = 'queued'${except} and exists (select 1 from notify_campaigns where id = ? and status = 'sending' for share) returning id, attempts`;
-const START_POSTGRES = startPostgres();
+const START_POSTGRES = planEachRun(startPostgres());
 
 /** Sends about to start whose contact left meanwhile become `suppressed` (as on SQLite: sqlite/send-groups.ts). */
-const SUPPRESS_POSTGRES = `update notify_sends as s set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where s.id = any(?::bigint[]) and s.status || '' = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('s')} for share) returning s.id`;
+const SUPPRESS_POSTGRES = planEachRun(`update notify_sends as s set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where s.id = any(?::bigint[]) and s.status || '' = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('s')} for share) returning s.id`);
 
 /** the suppression and the start alone, inside a Kysely transaction */
 const START = fixedStatement(START_POSTGRES);
@@ -51,7 +51,7 @@ export const finishParameters = (outcomes: SendOutcome[], now: number): [string,
  * ids, no outcome rows, counters only when the last parameter says so or a send was suppressed).
  * The start skips the rows the suppression took: both read the same snapshot.
  */
-const GROUP_POSTGRES = `with suppressed as (${SUPPRESS_POSTGRES}),
+const GROUP_POSTGRES = planEachRun(`with suppressed as (${SUPPRESS_POSTGRES}),
 started as (${startPostgres(' and id <> all(select id from suppressed)')}),
 finished as (
   ${FINISH_POSTGRES} and (select count(*) from started) >= 0
@@ -63,7 +63,7 @@ counted as (
   where (?::boolean or exists (select 1 from suppressed)) and (select count(*) from finished) >= 0
   ${ADD_ON_CONFLICT}
 )
-select 's' as kind, id, attempts from started union all select 'x' as kind, id, 0 from suppressed`;
+select 's' as kind, id, attempts from started union all select 'x' as kind, id, 0 from suppressed`);
 
 /** a campaign's group commit as one statement (StoreDialect.writeFixed) */
 export function sendGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWrites, 'writeSendGroup' | 'startSends'> {

@@ -1,5 +1,5 @@
 import type { StoreDialect } from '../dialect.ts';
-import { fixedStatement } from '../fixed-statement.ts';
+import { fixedStatement, planEachRun } from '../fixed-statement.ts';
 import { idsOf } from '../group-sql.ts';
 import type { GroupWrites } from '../group-writes.ts';
 import { FINISH_POSTGRES, finishParameters } from './send-groups.ts';
@@ -9,10 +9,10 @@ import { FINISH_POSTGRES, finishParameters } from './send-groups.ts';
  * token. The enrollment is held, so a suppression either comes first and the step does not start,
  * or waits for the start's commit.
  */
-const STEP_START_POSTGRES = `update notify_sends as s set status = 'sending', attempts = s.attempts + 1, updated_at = ?
+const STEP_START_POSTGRES = planEachRun(`update notify_sends as s set status = 'sending', attempts = s.attempts + 1, updated_at = ?
   from jsonb_to_recordset(?::jsonb) as x(id bigint, claim_token text)
   where s.id = x.id and s.status = 'queued' and exists (select 1 from notify_enrollments e where e.id = s.enrollment_id and e.status = 'processing' and e.claim_token = x.claim_token for update)
-  returning s.id`;
+  returning s.id`);
 const STEP_START = fixedStatement(STEP_START_POSTGRES);
 
 /**
@@ -20,7 +20,7 @@ const STEP_START = fixedStatement(STEP_START_POSTGRES);
  * its own claim token (each part reads the one before it, which makes them run in that order).
  * `kind` tells started send ids from settled enrollment ids.
  */
-const STEP_GROUP_POSTGRES = `with started as (${STEP_START_POSTGRES}),
+const STEP_GROUP_POSTGRES = planEachRun(`with started as (${STEP_START_POSTGRES}),
 finished as (
   ${FINISH_POSTGRES} and (select count(*) from started) >= 0
   returning s.id
@@ -31,7 +31,7 @@ settled as (
   where e.id = x.id and e.status = 'processing' and e.claim_token = x.claim_token and (select count(*) from finished) >= 0
   returning e.id
 )
-select 's' as kind, id from started union all select 'e' as kind, id from settled`;
+select 's' as kind, id from started union all select 'e' as kind, id from settled`);
 
 /** a drip group commit as one statement, as a campaign's (send-groups.ts) */
 export function stepGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWrites, 'writeStepGroup' | 'startSteps'> {
