@@ -11,9 +11,9 @@ const nameOf = (text: string) => {
 
 /**
  * Runs the fixed statements (fixed-statement.ts) on this connection as named prepared statements.
- * The send loop's group commit is one such statement per group, and planning its CTEs took the
- * backend longer than running them (0.55 ms against 0.3 ms, EXPLAIN ANALYZE); prepared, the
- * backend parses and plans it once per connection. Kysely passes every query as (text, values):
+ * Prepared, the backend parses a statement once per connection and may plan it once (planning a CTE
+ * can take longer than running it). The send loop's group commits are left out on purpose
+ * (fixed-statement.ts planEachRun): their best plan depends on how large the sends table is now. Kysely passes every query as (text, values):
  * only the texts fixedStatement made are named, so the set of prepared statements per connection
  * stays small and bounded (an IN list whose text grows with its values would not be).
  */
