@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { parseSegment, type Segment } from '../../core/segments.ts';
+import { parseSegment, type Segment, type SegmentNode } from '../../core/segments.ts';
 import type { StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 import { type ContactsScope, segmentCondition } from '../segments.ts';
@@ -12,10 +12,18 @@ import { type ContactsScope, segmentCondition } from '../segments.ts';
  * more; a deferred send waits for its retry). Only while the campaign is `sending`: a paused
  * one's claims are given back, not settled. Returns the ids it suppressed.
  */
+/** each run's segment parsed once, not once per group: a run hands every group the same object */
+const parsed = new WeakMap<Segment, SegmentNode>();
+function parsedOnce(segment: Segment): SegmentNode {
+  let node = parsed.get(segment);
+  if (!node) parsed.set(segment, (node = parseSegment(segment)));
+  return node;
+}
+
 export async function suppressOutOfSegment(db: Kysely<Database>, dialect: StoreDialect, campaignId: number, sendIds: number[], segment: Segment, now: number): Promise<number[]> {
   if (sendIds.length === 0) return [];
-  // validated at create; parsed again so a stored filter never reaches SQL unchecked
-  const node = parseSegment(segment);
+  // validated at create; parsed again (once per run) so a stored filter never reaches SQL unchecked
+  const node = parsedOnce(segment);
   const rows = await db
     .updateTable('notify_sends as w')
     .set({ status: 'suppressed', error: null, next_attempt_at: null, updated_at: now })
