@@ -104,6 +104,24 @@ for (const engine of ENGINES) {
       assert.deepEqual(delivered, PEOPLE);
     });
 
+    test('a contact who starts matching during the run is sent it once: by this run when read after, else by the next', async (t) => {
+      const box: { notify?: Notify } = {};
+      const upgrade = (email: string) => box.notify!.contacts.upsert({ email, attributes: { plan: 'pro' } });
+      const { mailer, delivered } = afterAnn(async () => Promise.all([upgrade('bob@example.com'), upgrade('dan@example.com')]));
+      const w = await world(engine, mailer, { throttleMs: 5 });
+      t.after(() => w.close());
+      // Bob (before the chunk's cursor) and Dan (after it) do not match when the audience is read
+      await w.notify.contacts.upsert({ email: 'bob@example.com', attributes: { plan: 'free' } });
+      await w.notify.contacts.upsert({ email: 'dan@example.com', lists: ['news'], attributes: { plan: 'free' } });
+      const c = await w.notify.campaigns.create({ subject: 'Pro news', text: 'Hi', list: 'news', segment: PRO });
+      box.notify = w.notify;
+      const first = await w.notify.campaigns.send(c.id);
+      assert.deepEqual([first.sent, first.suppressed, first.remaining, first.done], [3, 0, 1, false], 'Dan read with the next chunk; Bob still to send');
+      const second = await w.notify.campaigns.send(c.id);
+      assert.deepEqual([second.sent, second.remaining, second.done], [1, 0, true]);
+      assert.deepEqual(delivered, ['ann@example.com', 'cat@example.com', 'dan@example.com', 'bob@example.com']);
+    });
+
     test('a deferred send whose contact stopped matching before the retry is suppressed, not retried', async (t) => {
       const clock = manualClock(Date.UTC(2026, 4, 1, 9));
       const delivered: string[] = [];
