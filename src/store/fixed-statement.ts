@@ -32,7 +32,11 @@ export function planEachRun(text: string): string {
   return text;
 }
 
-export function fixedStatement(text: string): FixedStatement {
+/**
+ * `prepare` false: never a prepared statement, whatever planEachRun says (a text made per run, as a
+ * segment campaign's group commit is: kept prepared, each would stay on every connection).
+ */
+export function fixedStatement(text: string, prepare = true): FixedStatement {
   /** the text in each engine's placeholder form, by its query adapter (shared by a database and its transactions) */
   const forms = new WeakMap<object, string>();
   const formFor = (db: Kysely<Database>) => {
@@ -43,7 +47,7 @@ export function fixedStatement(text: string): FixedStatement {
       if (sql`${0}`.compile(db).sql === '?') form = text;
       else {
         form = text.replace(/\?/g, () => `$${++n}`);
-        if (!plannedEachRun.has(text)) preparedForms.add(form);
+        if (prepare && !plannedEachRun.has(text)) preparedForms.add(form);
       }
       forms.set(adapter, form);
     }

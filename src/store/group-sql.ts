@@ -6,10 +6,11 @@ import type { ClaimedSettlement } from '../core/storage/enrollments.ts';
  * The send's contact still wants the campaign `k`: subscribed, and still a subscribed member of its
  * list when it has one (a one-click under unsubscribeScope 'list' leaves only that list). A run
  * claims a chunk ahead of handing it over, and throttled that is up to a minute: who left since is
- * not sent it. Both lookups are primary keys.
+ * not sent it. Both lookups are primary keys. `segment`: the campaign's segment as a condition on
+ * `ct` (segment-predicate.ts), for a segment campaign.
  */
-export const stillWanted = (send: string) =>
-  `exists (select 1 from notify_contacts ct where ct.id = ${send}.contact_id and ct.status = 'subscribed' and (k.list_id is null or exists (select 1 from notify_list_members m where m.list_id = k.list_id and m.contact_id = ct.id and m.status = 'subscribed')))`;
+export const stillWanted = (send: string, segment = '') =>
+  `exists (select 1 from notify_contacts ct where ct.id = ${send}.contact_id and ct.status = 'subscribed' and (k.list_id is null or exists (select 1 from notify_list_members m where m.list_id = k.list_id and m.contact_id = ct.id and m.status = 'subscribed'))${segment && ` and ${segment}`})`;
 
 /** one enrollment's settlement, while this run's claim still holds it */
 export const SETTLE_ONE =

@@ -5,6 +5,7 @@ import type { EventLabeler, TrackedEvent, TrackingBatchResult } from '../core/st
 import type { JsonRowColumn } from './dialect.ts';
 import type { Outbox } from './outbox.ts';
 import type { Database } from './schema.ts';
+import type { SegmentPredicate } from './segment-predicate.ts';
 
 /** inserts a tracking batch's event rows in the transaction `trx` holds (GroupWrites.eventInserter) */
 export type EventInsert = (trx: Kysely<Database>, rows: Record<string, unknown>[], outbox: Outbox, at: number) => Promise<void>;
@@ -33,11 +34,12 @@ export interface GroupWrites {
    * CampaignsRepo.writeSendGroup without the outcomes' events, as one write transaction: sends
    * whose contact left since the claim become `suppressed` (and counted), the others `sending`
    * (compare-and-set from `queued`, only while the campaign is `sending`), the outcomes go on
-   * their rows while those are `sending`, then the counters are added.
+   * their rows while those are `sending`, then the counters are added. With `segment` (the
+   * campaign's, compiled once per run), a contact who no longer matches it has left too.
    */
-  writeSendGroup(db: Kysely<Database>, campaignId: number, group: SendGroup, now: number): Promise<SendGroupStarts>;
+  writeSendGroup(db: Kysely<Database>, campaignId: number, group: SendGroup, now: number, segment?: SegmentPredicate): Promise<SendGroupStarts>;
   /** the suppression and the start of writeSendGroup alone (counters not moved), in the transaction `trx` holds; `start` is not empty */
-  startSends(trx: Kysely<Database>, campaignId: number, start: number[], now: number): Promise<SendGroupStarts>;
+  startSends(trx: Kysely<Database>, campaignId: number, start: number[], now: number, segment?: SegmentPredicate): Promise<SendGroupStarts>;
   /**
    * EnrollmentsRepo.writeStepGroup without the outcomes' events, as one write transaction: the
    * starts (as startSteps), then the outcomes, then the settlements, each only under its claim.

@@ -31,7 +31,7 @@ forEachEngine('group commits planned for the table as it is', (h) => {
     await sink.close();
   });
 
-  test('two campaigns of 150 sends in groups: no statement that starts or finishes sends is kept as a prepared statement', { skip: h.engine !== 'postgres' && 'PostgreSQL plans' }, async () => {
+  test('two campaigns of 150 sends in groups (one with a segment): no statement that starts or finishes sends is kept as a prepared statement', { skip: h.engine !== 'postgres' && 'PostgreSQL plans' }, async () => {
     const db = notify.context.store.db;
     const now = Date.now();
     await sql`insert into notify_lists (name, created_at) values ('plans', ${now})`.execute(db);
@@ -39,12 +39,13 @@ forEachEngine('group commits planned for the table as it is', (h) => {
       select 'p' || g || '@example.com', 'p' || g || '@example.com', 'P' || g, 'subscribed', 'plans-token-' || lpad(g::text, 10, '0'), ${now}, ${now} from generate_series(1, 150) g`.execute(db);
     await sql`insert into notify_list_members (list_id, contact_id, created_at)
       select l.id, c.id, ${now} from notify_lists l, notify_contacts c where l.name = 'plans' and c.email like 'p%@example.com'`.execute(db);
-    const send = async () => {
-      const c = await notify.campaigns.create({ subject: 'Plans', html: '<p>Hi</p>', list: 'plans' });
+    // the second with a segment every member matches: its group commit is a text made per run
+    const send = async (segment?: { attr: string; ne: string }) => {
+      const c = await notify.campaigns.create({ subject: 'Plans', html: '<p>Hi</p>', list: 'plans', segment });
       for (let i = 0; i < 5; i++) if ((await notify.campaigns.send(c.id)).done) break;
     };
     await send();
-    await send();
+    await send({ attr: 'plan', ne: 'free' });
     assert.equal(sink.messages.length, 300, 'every member got each message');
 
     const { rows } = await sql<{ statement: string; generic_plans: string; custom_plans: string }>`

@@ -5,6 +5,7 @@ import { counterValues, ids, startedRows, stillWanted } from '../group-sql.ts';
 import type { GroupWrites } from '../group-writes.ts';
 import { ADD_ON_CONFLICT } from '../repos/counters.ts';
 import { outcomeRow } from '../repos/send-rows.ts';
+import { perPredicate } from '../segment-predicate.ts';
 import type { SendOutcome } from '../../core/storage/sends.ts';
 
 /**
@@ -21,7 +22,9 @@ const startPostgres = (except = '') =>
 const START_POSTGRES = planEachRun(startPostgres());
 
 /** Sends about to start whose contact left meanwhile become `suppressed` (as on SQLite: sqlite/send-groups.ts). */
-const SUPPRESS_POSTGRES = planEachRun(`update notify_sends as s set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where s.id = any(?::bigint[]) and s.status || '' = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('s')} for share) returning s.id`);
+const suppressPostgres = (segment = '') =>
+  `update notify_sends as s set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where s.id = any(?::bigint[]) and s.status || '' = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('s', segment)} for share) returning s.id`;
+const SUPPRESS_POSTGRES = planEachRun(suppressPostgres());
 
 /** the suppression and the start alone, inside a Kysely transaction */
 const START = fixedStatement(START_POSTGRES);
@@ -51,7 +54,7 @@ export const finishParameters = (outcomes: SendOutcome[], now: number): [string,
  * ids, no outcome rows, counters only when the last parameter says so or a send was suppressed).
  * The start skips the rows the suppression took: both read the same snapshot.
  */
-const GROUP_POSTGRES = planEachRun(`with suppressed as (${SUPPRESS_POSTGRES}),
+const groupPostgres = (segment = '') => `with suppressed as (${suppressPostgres(segment)}),
 started as (${startPostgres(' and id <> all(select id from suppressed)')}),
 finished as (
   ${FINISH_POSTGRES} and (select count(*) from started) >= 0
@@ -63,20 +66,30 @@ counted as (
   where (?::boolean or exists (select 1 from suppressed)) and (select count(*) from finished) >= 0
   ${ADD_ON_CONFLICT}
 )
-select 's' as kind, id, attempts from started union all select 'x' as kind, id, 0 from suppressed`);
+select 's' as kind, id, attempts from started union all select 'x' as kind, id, 0 from suppressed`;
+const GROUP_POSTGRES = planEachRun(groupPostgres());
+
+/**
+ * A segment campaign's suppression and group commit: its segment's parameters follow the
+ * suppression's campaign id. Made once per run and never prepared (a text per segment would stay
+ * on every connection); planned on every run, as the others are.
+ */
+const SEGMENT_SUPPRESS = perPredicate((p) => fixedStatement(suppressPostgres(p.text), false));
+const SEGMENT_GROUP = perPredicate((p) => fixedStatement(groupPostgres(p.text), false));
 
 /** a campaign's group commit as one statement (StoreDialect.writeFixed) */
 export function sendGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWrites, 'writeSendGroup' | 'startSends'> {
   return {
-    async writeSendGroup(db, campaignId, { start, outcomes, counts }, now) {
+    async writeSendGroup(db, campaignId, { start, outcomes, counts }, now, segment) {
       const { counted, values } = counterValues(counts);
-      const [rows] = await writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, start, campaignId, now, start, campaignId, ...finishParameters(outcomes, now), campaignId, ...values, counted] }]);
+      const parameters = [now, start, campaignId, ...(segment?.parameters ?? []), now, start, campaignId, ...finishParameters(outcomes, now), campaignId, ...values, counted];
+      const [rows] = segment ? [(await SEGMENT_GROUP(segment)(db, parameters)).rows] : await writeFixed(db, [{ text: GROUP_POSTGRES, parameters }]);
       const marked = (rows ?? []) as { kind: string }[];
       return { started: startedRows(marked.filter((r) => r.kind === 's')), suppressed: ids(marked.filter((r) => r.kind === 'x')) };
     },
-    async startSends(trx, campaignId, start, now) {
+    async startSends(trx, campaignId, start, now, segment) {
       const parameters = [now, start, campaignId];
-      const suppressed = ids((await SUPPRESS(trx, parameters)).rows);
+      const suppressed = ids((await (segment ? SEGMENT_SUPPRESS(segment)(trx, [...parameters, ...segment.parameters]) : SUPPRESS(trx, parameters))).rows);
       const started = startedRows((await START(trx, parameters)).rows);
       return { started, suppressed };
     },

@@ -110,13 +110,15 @@ export function rowUpdater(sqlite: BetterSqlite3.Database): StoreDialect['update
  * loaded machine): 51 -> 24 us of CPU per message against the same statements through a Kysely
  * transaction.
  */
-export function fixedWriter(sqlite: BetterSqlite3.Database): StoreDialect['writeFixed'] {
+export function fixedWriter(sqlite: BetterSqlite3.Database, size = 100): StoreDialect['writeFixed'] {
   const statements = new Map<string, BetterSqlite3.Statement>();
   const prepared = (text: string) => {
     let statement = statements.get(text);
     if (!statement) {
       statement = sqlite.prepare(text);
       statements.set(text, statement);
+      // bounded: a segment campaign's texts are made per run (the oldest prepared goes; prepared again if used)
+      if (statements.size > size) statements.delete(statements.keys().next().value!);
     }
     return statement;
   };

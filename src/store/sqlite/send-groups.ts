@@ -5,6 +5,7 @@ import { fixedStatement } from '../fixed-statement.ts';
 import { counterValues, ids, startedRows, stillWanted } from '../group-sql.ts';
 import type { GroupWrites } from '../group-writes.ts';
 import { ADD_COUNTS, ADD_ON_CONFLICT } from '../repos/counters.ts';
+import { perPredicate } from '../segment-predicate.ts';
 import { outcomeRow } from '../repos/send-rows.ts';
 
 /**
@@ -22,7 +23,12 @@ const START_SQLITE =
  * them) instead of `sending`: the same guards as the start, the same one parameter of ids, run
  * just before it in the same write.
  */
-const SUPPRESS_SQLITE = `update notify_sends set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where id in (select value from json_each(?)) and +status = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('notify_sends')}) returning id`;
+const suppressSqlite = (segment = '') =>
+  `update notify_sends set status = 'suppressed', error = null, next_attempt_at = null, updated_at = ? where id in (select value from json_each(?)) and +status = 'queued' and exists (select 1 from notify_campaigns k where k.id = ? and k.status = 'sending' and not ${stillWanted('notify_sends', segment)}) returning id`;
+const SUPPRESS_SQLITE = suppressSqlite();
+/** a segment campaign's: its segment's parameters follow the campaign id (made once per run) */
+const segmentSuppress = perPredicate((p) => suppressSqlite(p.text));
+const SEGMENT_SUPPRESS = perPredicate((p) => fixedStatement(segmentSuppress(p)));
 
 /**
  * The suppressed counter of the campaign moved by the rows SUPPRESS_SQLITE just changed
@@ -48,21 +54,22 @@ export const outcomeStatements = (outcomes: SendOutcome[], now: number): FixedRu
 /** a campaign's group commit as fixed statements in one write transaction (StoreDialect.writeFixed) */
 export function sendGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWrites, 'writeSendGroup' | 'startSends'> {
   return {
-    async writeSendGroup(db, campaignId, { start, outcomes, counts }, now) {
+    async writeSendGroup(db, campaignId, { start, outcomes, counts }, now, segment) {
       const { counted, values } = counterValues(counts);
       const statements: FixedRun[] = [];
       if (start.length > 0) {
         const list = JSON.stringify(start);
-        statements.push({ text: SUPPRESS_SQLITE, parameters: [now, list, campaignId] }, { text: COUNT_SUPPRESSED_SQLITE, parameters: [campaignId] }, { text: START_SQLITE, parameters: [now, list, campaignId] });
+        const suppress = segment ? { text: segmentSuppress(segment), parameters: [now, list, campaignId, ...segment.parameters] } : { text: SUPPRESS_SQLITE, parameters: [now, list, campaignId] };
+        statements.push(suppress, { text: COUNT_SUPPRESSED_SQLITE, parameters: [campaignId] }, { text: START_SQLITE, parameters: [now, list, campaignId] });
       }
       statements.push(...outcomeStatements(outcomes, now));
       if (counted) statements.push({ text: ADD_COUNTS, parameters: [campaignId, ...values] });
       const results = await writeFixed(db, statements);
       return start.length > 0 ? { started: startedRows(results[2]), suppressed: ids(results[0]) } : { started: [], suppressed: [] };
     },
-    async startSends(trx, campaignId, start, now) {
+    async startSends(trx, campaignId, start, now, segment) {
       const parameters = [now, JSON.stringify(start), campaignId];
-      const suppressed = ids((await SUPPRESS(trx, parameters)).rows);
+      const suppressed = ids((await (segment ? SEGMENT_SUPPRESS(segment)(trx, [...parameters, ...segment.parameters]) : SUPPRESS(trx, parameters))).rows);
       const started = startedRows((await START(trx, parameters)).rows);
       return { started, suppressed };
     },
