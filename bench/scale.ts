@@ -55,6 +55,18 @@ async function autovacuum(url: string): Promise<string> {
   }
 }
 
+/**
+ * Flat means the run's memory is bounded by its chunks, not by how many it sent: the mean RSS over
+ * the run's last tenth against its first (the samples are 200 ms apart, so a tenth is one by time).
+ * The GC's sawtooth shows in the peak, a leak in the last tenth.
+ */
+function flatness(samples: number[]): string {
+  const tenth = Math.max(1, Math.floor(samples.length / 10));
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const [first, last] = [mean(samples.slice(0, tenth)), mean(samples.slice(-tenth))];
+  return `mean over the first 10% of the run ${first.toFixed(0)} MB, over the last 10% ${last.toFixed(0)} MB (${last >= first ? '+' : ''}${(last - first).toFixed(1)} MB)`;
+}
+
 /** Messages per second over the arrival times from index a to b. */
 const rate = (times: number[], a: number, b: number) => (b - a) / (Math.max(1, times[b] - times[a]) / 1000);
 
@@ -76,13 +88,14 @@ else {
       await sink.reset();
       const pid = worker.child.proc.pid!;
       const startRss = rssMB(pid);
-      let maxRss = startRss;
-      const sampler = setInterval(() => (maxRss = Math.max(maxRss, rssMB(pid))), 200);
+      const samples: number[] = [];
+      const sampler = setInterval(() => samples.push(rssMB(pid)), 200);
       const guard = await startGuard();
       const run = await worker.campaign('scale').finally(() => clearInterval(sampler));
       const checked = guard.finish();
       const stats = await sink.waitFor(CONTACTS);
       if (run.sent !== CONTACTS || stats.duplicates > 0) throw new Error(`sent ${run.sent} of ${CONTACTS}; ${stats.duplicates} duplicates in the sink`);
+      const maxRss = Math.max(startRss, ...samples);
       const times = (await sink.times()).sort((a, b) => a - b);
       const tenth = Math.floor(times.length / 10);
       const first = rate(times, 0, tenth);
@@ -90,6 +103,7 @@ else {
       info('whole run', `${count(CONTACTS)} messages in ${(run.ms / 1000).toFixed(1)} s (${fmt(CONTACTS / (run.ms / 1000))} msg/s), ${fmt(run.cpuMs / 1000)} s of CPU in the sender`);
       const name = (what: string) => `scale ${count(CONTACTS)}-contact campaign, ${what} [postgres]`;
       report({ name: name('rate over the last 10%'), value: last, unit: 'msg/s', baselineName: 'first 10%', baseline: first, target: { on: 'ratio', op: '>=', limit: 0.9 }, note: `autovacuum ${vacuum}` }, checked);
+      info('RSS', flatness(samples));
       report({ name: name('peak RSS'), value: maxRss, unit: 'MB', baselineName: 'RSS before the run', baseline: startRss, target: { on: 'value', op: '<', limit: 200 }, note: 'sampled every 200 ms' }, checked);
     } finally {
       await worker.stop();

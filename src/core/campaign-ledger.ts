@@ -3,6 +3,7 @@ import { minutes } from './clock.ts';
 import { settleOutcome } from './deferral.ts';
 import type { Delivered, DeliveryJob } from './delivery.ts';
 import type { Segment } from './segments.ts';
+import type { SendRecord } from './types.ts';
 import type { CounterDeltas } from './storage/counters.ts';
 import type { SendOutcome } from './storage/sends.ts';
 
@@ -17,29 +18,37 @@ import type { SendOutcome } from './storage/sends.ts';
  *   `suppressed` there instead (counted so) and not handed over.
  * - `record`: outcomes alone (the last of each slot), grouped over a few milliseconds.
  * A transient failure becomes `deferred` until its last allowed attempt (deferral.ts).
+ *
+ * The ledger keeps nothing per send: what a start decided is written on the send's own record (the
+ * caller's row, which lives as long as its chunk), so a run's memory is bounded by its chunks, not
+ * by how many it has sent (a map of attempts by send id held ~40 bytes per send for the whole run).
  */
+/** a campaign's delivery job: the send is its row as claimed, which the ledger keeps up to date */
+export interface CampaignJob extends DeliveryJob {
+  send: SendRecord;
+}
+
 export interface CampaignLedger {
-  start(starting: DeliveryJob[], done: Delivered<DeliveryJob>[]): Promise<DeliveryJob[]>;
-  record(done: Delivered<DeliveryJob>[]): Promise<void>;
-  /** the outcome as it is (or will be) recorded: a transient failure with attempts left is `deferred` */
-  settled(outcome: SendOutcome): SendOutcome;
-  /** true when a `start` found the send's contact gone from the audience and made the row `suppressed` */
-  suppressedAtStart(sendId: number): boolean;
+  /**
+   * Returns the jobs granted. Each send started gets `status` `sending` and `attempts` as the start
+   * wrote them; one whose contact left gets `status` `suppressed` (and is not returned).
+   */
+  start(starting: CampaignJob[], done: Delivered<CampaignJob>[]): Promise<CampaignJob[]>;
+  record(done: Delivered<CampaignJob>[]): Promise<void>;
+  /** the outcome of `send` (started by this ledger) as it is (or will be) recorded: a transient failure with attempts left is `deferred` */
+  settled(outcome: SendOutcome, send: SendRecord): SendOutcome;
   /** true once a `start` found the campaign no longer `sending` (paused, cancelled elsewhere) */
   readonly lostHold: boolean;
 }
 
 export function campaignLedger(ctx: Pick<Context, 'store' | 'clock' | 'config'>, campaignId: number, segment: Segment | null = null): CampaignLedger {
-  /** attempt number of each send this run started, by send id */
-  const attempts = new Map<number, number>();
-  const suppressed = new Set<number>();
   let lostHold = false;
-  const settled = (o: SendOutcome, now = ctx.clock.now()) => settleOutcome(o, attempts.get(o.id) ?? 1, ctx.config, now);
+  const settled = (o: SendOutcome, send: SendRecord, now = ctx.clock.now()) => settleOutcome(o, send.attempts, ctx.config, now);
 
   /** one group commit: `starting` marked `sending`, the outcomes in `done` with the counters they move */
-  const write = (starting: DeliveryJob[], done: Delivered<DeliveryJob>[]) => {
+  const write = (starting: CampaignJob[], done: Delivered<CampaignJob>[]) => {
     const now = ctx.clock.now();
-    const outcomes = done.map((d) => settled(d.outcome, now));
+    const outcomes = done.map((d) => settled(d.outcome, d.job.send, now));
     const counts: CounterDeltas = {};
     // a deferred send is counted when it ends: neither sent nor failed until then
     for (const o of outcomes) if (o.status !== 'deferred') counts[o.status] = (counts[o.status] ?? 0) + 1;
@@ -49,16 +58,21 @@ export function campaignLedger(ctx: Pick<Context, 'store' | 'clock' | 'config'>,
   return {
     async start(starting, done) {
       const { started: marked, suppressed: left } = await write(starting, done);
-      for (const id of left) suppressed.add(id);
       // none started: another run took them, or the campaign is no longer sending (then stop)
       if (marked.length === 0 && left.length === 0 && (await ctx.store.campaigns.statusOf(campaignId)) !== 'sending') lostHold = true;
-      for (const r of marked) attempts.set(r.id, r.attempts);
-      const ids = new Set(marked.map((r) => r.id));
-      return starting.filter((j) => ids.has(j.send.id));
+      const attempts = new Map(marked.map((r) => [r.id, r.attempts]));
+      const gone = new Set(left);
+      return starting.filter(({ send }) => {
+        if (gone.has(send.id)) send.status = 'suppressed';
+        const attempt = attempts.get(send.id);
+        if (attempt === undefined) return false;
+        send.status = 'sending';
+        send.attempts = attempt;
+        return true;
+      });
     },
     record: async (done) => void (await write([], done)),
-    settled: (o) => settled(o),
-    suppressedAtStart: (id) => suppressed.has(id),
+    settled: (o, send) => settled(o, send),
     get lostHold() {
       return lostHold;
     },

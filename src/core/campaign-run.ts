@@ -8,8 +8,8 @@ import { dryRun, specOf, startRun } from './campaign-start.ts';
 import type { PreparedMessage } from './dispatch.ts';
 import { minutes } from './clock.ts';
 import { claim } from './campaign-claim.ts';
-import { campaignLedger, reclaimStale, release } from './campaign-ledger.ts';
-import { chunkSize, createDeliveryRun, type DeliveryJob } from './delivery.ts';
+import { type CampaignJob, campaignLedger, reclaimStale, release } from './campaign-ledger.ts';
+import { chunkSize, createDeliveryRun } from './delivery.ts';
 import type { Campaign, CampaignRunResult, RecipientContact, SendRecord } from './types.ts';
 
 export interface RunProgress {
@@ -81,17 +81,17 @@ async function sendRun(ctx: Context, campaign: Campaign, message: PreparedMessag
   const ledger = campaignLedger(ctx, campaignId, campaign.segment);
   try {
     // Each send is marked `sending` as a pool slot takes it and its outcome written as it comes (campaign-ledger.ts)
-    const delivery = createDeliveryRun<DeliveryJob>(ctx, { record: ledger.record, start: ledger.start, stop: () => control.stopped || ledger.lostHold });
+    const delivery = createDeliveryRun<CampaignJob>(ctx, { record: ledger.record, start: ledger.start, stop: () => control.stopped || ledger.lostHold });
     const send = async (rows: SendRecord[], contacts: Map<number, RecipientContact>) => {
       budget -= rows.length;
       const outcomes = await delivery.send(rows.map((row) => ({ message, send: row, contact: contacts.get(row.contact_id!) })));
-      // a send whose contact left since the claim is final (suppressed) and, as at the claim, not spent from the batch
-      const left = rows.filter((r) => ledger.suppressedAtStart(r.id)).length;
+      // a send whose contact left since the claim is final (suppressed: the ledger's start says so on the row) and, as at the claim, not spent from the batch
+      const left = rows.filter((r) => r.status === 'suppressed').length;
       result.suppressed += left;
       budget += left;
-      const unstarted = rows.filter((r, i) => outcomes[i] === undefined && !ledger.suppressedAtStart(r.id)).map((r) => r.id);
+      const unstarted = rows.filter((r, i) => outcomes[i] === undefined && r.status !== 'suppressed').map((r) => r.id);
       if (unstarted.length > 0) await release(ctx, campaignId, unstarted);
-      for (const o of outcomes) if (o) result[ledger.settled(o).status]++;
+      for (const [i, o] of outcomes.entries()) if (o) result[ledger.settled(o, rows[i]).status]++;
       report();
     };
     await sendWaiting(ctx, campaignId, chunk, () => budget, () => control.stopped || ledger.lostHold, async (rows, contacts) => {
