@@ -16,7 +16,8 @@ import { median } from './lib/timing.ts';
  *   click                vs  open                                               target >= 0.9
  *   open with webhooksOut configured (each open also written to the outbox)  vs  open   target >= 0.95
  * Each server runs in its own process on the subject core; the load generator on the other.
- * All servers are up side by side and loaded in turn (bare, naive, open, click), ROUNDS times;
+ * All servers are up side by side and loaded in turn (bare, naive, open, click, open with webhooksOut;
+ * every other round in reverse order), ROUNDS times;
  * each ratio is the median of the per-round ratios, so a drift in the machine hits baseline and
  * subject alike. Every answered 200 must be a stored event (counted after a graceful stop, which
  * flushes what the recorder holds).
@@ -74,7 +75,9 @@ async function engine(kind: Engine): Promise<void> {
     const serverUrl: Partial<Record<keyof Figures, string>> = { naive: dbs[0].url, open: dbs[1].url, click: dbs[1].url, hooked: dbs[2].url };
     for (let r = 0; r < ROUNDS; r++) {
       const figures = {} as Figures;
-      for (const [key, s, paths] of subjects) {
+      // Every other round in reverse order: a subject loaded just after another (the naive server's
+      // commit per request, the click round's flushes) no longer always follows the same one.
+      for (const [key, s, paths] of r % 2 === 0 ? subjects : [...subjects].reverse()) {
         const url = serverUrl[key];
         if (!s.proc.pid) {
           figures[key] = await rps(s, paths);
@@ -98,6 +101,9 @@ async function engine(kind: Engine): Promise<void> {
     const med = (k: keyof Figures) => median(rounds.map((x) => x[k]));
     const ratio = (a: keyof Figures, b: keyof Figures) => median(rounds.map((x) => x[a] / x[b]));
     const all = (n: number, of: number, what: string) => `${n === of ? 'all' : 'ONLY'} ${count(n)} of ${count(of)} ${what} recorded`;
+    // the spread the medians hide: a ratio's rounds disagree more on a busy machine
+    const perRound = (a: keyof Figures, b: keyof Figures) => rounds.map((x) => fmt(x[a] / x[b])).join(' ');
+    info(`ratios per round [${kind}]`, `open/bare ${perRound('open', 'bare')}; webhooksOut/open ${perRound('hooked', 'open')}`);
     info(`medians of ${ROUNDS} rounds [${kind}]`, `bare ${fmt(med('bare'))}, naive ${fmt(med('naive'))}, open ${fmt(med('open'))}, click ${fmt(med('click'))}, open with webhooksOut ${fmt(med('hooked'))} req/s`);
     const perRequest = (k: keyof Figures, what: string) => {
       const c = cpu[k];

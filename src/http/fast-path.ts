@@ -17,7 +17,7 @@ import { clickEvent, openEvent, redirectHeaders, type TrackingRequest } from './
  * database (the first of its message, or a link its cached list lacks). Measured by `npm run bench -- pixel` (README, Performance).
  */
 export function createTrackingFastPath(ctx: Context, recorder: TrackingRecorder, clicks: ClickResolver): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const tracked = (req: IncomingMessage, token: string): TrackingRequest => ({ token, method: req.method!, userAgent: first(req.headers['user-agent']) });
+  const tracked = (req: IncomingMessage, token: string): TrackingRequest => ({ token, method: req.method!, userAgent: userAgentOf(req.rawHeaders) });
   const ip = (req: IncomingMessage) => () => clientIpFrom(first(req.headers['x-forwarded-for']), req.socket.remoteAddress, ctx.config.trustProxy);
 
   return (req, res) => {
@@ -61,3 +61,16 @@ const ignore = () => {};
 // a Buffer: the socket would wrap a plain Uint8Array in a new one for every response
 const GIF_BODY = Buffer.from(PIXEL_GIF);
 const first = (v: string | string[] | undefined): string => (Array.isArray(v) ? v[0] : v) ?? '';
+
+/**
+ * The first User-Agent, read from the raw list: node:http builds req.headers on its first read, one
+ * property per header a mail client or proxy sent, and an open needs only this one. The first of
+ * several, as req.headers keeps it.
+ */
+function userAgentOf(raw: string[]): string {
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (name.length === 10 && (name === 'User-Agent' || name.toLowerCase() === 'user-agent')) return raw[i + 1];
+  }
+  return '';
+}

@@ -75,12 +75,15 @@ export function createOutbox(sink: EventSink | undefined, dialect: Pick<StoreDia
     trackingStart: async (trx) => (tracking.length === 0 ? undefined : lastEventId(trx)),
     async writeTracking(trx, start, now) {
       // One statement: the end of the range is read where the rows are written (a round trip less
-      // inside the batch's transaction, which holds its sends' row locks meanwhile).
+      // inside the batch's transaction, which holds its sends' row locks meanwhile). A scalar
+      // subquery: SQLite answers it from the key's last entry, while the same max() as a table in
+      // FROM read the whole of notify_events (an index scan per flush, growing with the table).
       const at = sql`cast(${now} as bigint)`;
+      const upTo = sql`(select max(id) from notify_events)`;
       await sql`insert into notify_outbound_events (event_id, endpoint, type, body, status, attempts, next_attempt_at, created_at, updated_at)
-        select x.event_id, x.endpoint, x.type, ${`{"after":${start},"upTo":`} || cast(m.id as text) || '}', ${TRACKING_BATCH}, 0, x.due, ${at}, ${at}
-        from (${batchEndpoints(now)}) as x, (select max(id) as id from notify_events) as m
-        where m.id > ${start}`.execute(trx);
+        select x.event_id, x.endpoint, x.type, ${`{"after":${start},"upTo":`} || cast(${upTo} as text) || '}', ${TRACKING_BATCH}, 0, x.due, ${at}, ${at}
+        from (${batchEndpoints(now)}) as x
+        where ${upTo} > ${start}`.execute(trx);
     },
     async insertTracked(trx, insert, now) {
       if (tracking.length === 0) {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { test } from 'node:test';
 import { createNotify } from '../../src/notify.ts';
 import { forEachEngine, testOptions, useNotify } from '../helpers/engines.ts';
@@ -67,6 +68,38 @@ forEachEngine('node:http fast path for opens and clicks', (h) => {
     // trustProxy: X-Forwarded-For wherever it is sent; else the socket address, and none in-process
     const ips = clicks.map((e) => (e.metadata as { ip?: string }).ip ?? 'none').sort();
     assert.deepEqual(ips, ['', '127.0.0.1', '198.51.100.7', '198.51.100.7', '198.51.100.8', '198.51.100.8']);
+  });
+});
+
+/** one GET over a raw socket, its header lines as written (fetch would fold their names to lower case) */
+function rawGet(url: string, path: string, headerLines: string[]): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n${headerLines.map((l) => `${l}\r\n`).join('')}Connection: close\r\n\r\n`));
+    let text = '';
+    socket.setEncoding('latin1').on('data', (d) => (text += d)).on('end', () => resolve(text)).on('error', reject);
+  });
+}
+
+forEachEngine('node:http fast path: the user agent as the client wrote it', (h) => {
+  const notify = useNotify(h);
+
+  test('an open reads User-Agent whatever the case of its name, the first of two, and none as no user agent', async () => {
+    const send = await insertSend(notify(), { campaignId: await insertCampaign(notify().context.store) });
+    const srv = await serve(notify());
+    try {
+      for (const lines of [['USER-AGENT: curl/8.5.0'], ['user-agent: curl/8.5.0', `User-Agent: ${UA['user-agent']}`], [`User-agent: ${UA['user-agent']}`], ['Accept: image/*']]) {
+        assert.match(await rawGet(srv.url, `/notify/open/${send.token}`, lines), /^HTTP\/1\.1 200 /);
+      }
+    } finally {
+      await srv.close();
+    }
+    await notify().flush();
+    const opens = await eventsOf(notify().context.store, send.id, 'open');
+    assert.deepEqual(
+      opens.map((e) => e.machine_reason),
+      ['bot_user_agent', 'bot_user_agent', null, 'no_user_agent'],
+    );
   });
 });
 

@@ -50,26 +50,26 @@ function fill(into: unknown[], at: number, row: Record<string, unknown>, names: 
 }
 
 /**
- * Rows by a unique key, one prepared SELECT run per key, rows as arrays (better-sqlite3's raw mode):
- * under a write transaction nothing else can change them, and a lookup through the key's index
- * costs less than binding, compiling and sorting an IN list of a thousand values through the
- * query builder (a tracking batch's tokens: 8-10 -> ~3 us of CPU per token, loaded machine).
+ * Rows by a unique key, rows as arrays (better-sqlite3's raw mode): under a write transaction
+ * nothing else can change them. One prepared SELECT for the whole list, its keys as one JSON
+ * parameter that SQLite probes the key's index with (`in (select value from json_each(?))`): a
+ * tracking batch's thousand tokens cost one crossing into SQLite instead of one per token. The lookups
+ * alone (1,500 of 2,000 sends' tokens, loaded machine): 7.7 -> 3.3 us of CPU per token against one
+ * prepared `where key = ?` run per key, which was itself cheaper than an IN list of bound values compiled
+ * through the query builder (8-10 us). Inside whole batches of opens, interleaved on a machine at load 30,
+ * both forms took 4-5 us per token (why is open: a 64 MB page cache did not change it).
  */
 export function keyedReader(sqlite: BetterSqlite3.Database): StoreDialect['lockRowsByKey'] {
   const statements = new Map<string, BetterSqlite3.Statement>();
   return async (_trx, table, key, columns, keys) => {
-    const text = `select ${columns.map((c) => `"${c}"`).join(', ')} from "${table}" where "${key}" = ?`;
+    if (keys.length === 0) return [];
+    const text = `select ${columns.map((c) => `"${c}"`).join(', ')} from "${table}" where "${key}" in (select value from json_each(?))`;
     let statement = statements.get(text);
     if (!statement) {
       statement = sqlite.prepare(text).raw(true);
       statements.set(text, statement);
     }
-    const rows: unknown[][] = [];
-    for (const k of keys) {
-      const row = statement.get(k) as unknown[] | undefined;
-      if (row) rows.push(row);
-    }
-    return rows;
+    return statement.all(JSON.stringify(keys)) as unknown[][];
   };
 }
 
