@@ -1,10 +1,9 @@
-import { COUNTER_NAMES as NAMES } from '../../core/storage/counters.ts';
 import type { StoreDialect } from '../dialect.ts';
 import { fixedStatement, planEachRun } from '../fixed-statement.ts';
 import { counterValues, ids, startedRows, stillWanted } from '../group-sql.ts';
 import type { GroupWrites } from '../group-writes.ts';
-import { ADD_ON_CONFLICT } from '../repos/counters.ts';
 import { outcomeRow } from '../repos/send-rows.ts';
+import { inlineGroup } from './send-group-inline.ts';
 import type { SendOutcome } from '../../core/storage/sends.ts';
 
 /**
@@ -45,32 +44,39 @@ export const finishParameters = (outcomes: SendOutcome[], now: number): [string,
 
 /**
  * The whole group in ONE statement (one round trip, its own transaction) instead of BEGIN, four
- * statements and COMMIT. Each later part reads the one before it, which makes them run in that
- * order: the campaign row and the suppressed and started rows are locked first, then the finished
- * rows, then the counters row, as the statements one by one did. An empty part changes nothing (no
- * ids, no outcome rows, counters only when the last parameter says so or a send was suppressed).
- * The start skips the rows the suppression took: both read the same snapshot.
+ * statements and COMMIT: notify_send_group (migration 022) suppresses, starts, finishes and counts,
+ * in that order. As a function its plan is kept per connection (no parse or plan per group: they
+ * were over half of the backend's CPU per group), and it runs with sequential scans off, so the
+ * generic plan PostgreSQL keeps reads sends by primary key however small the table was when it was
+ * made. An empty part changes nothing (no ids, no outcome rows, counters only when the last
+ * parameter says so or a send was suppressed).
  */
-const GROUP_POSTGRES = planEachRun(`with suppressed as (${SUPPRESS_POSTGRES}),
-started as (${startPostgres(' and id <> all(select id from suppressed)')}),
-finished as (
-  ${FINISH_POSTGRES} and (select count(*) from started) >= 0
-  returning s.id
-),
-counted as (
-  insert into notify_campaign_counters (campaign_id, ${NAMES.join(', ')})
-  select ?::bigint${NAMES.map((n) => (n === 'suppressed' ? ', ?::bigint + (select count(*) from suppressed)' : ', ?::bigint')).join('')}
-  where (?::boolean or exists (select 1 from suppressed)) and (select count(*) from finished) >= 0
-  ${ADD_ON_CONFLICT}
-)
-select 's' as kind, id, attempts from started union all select 'x' as kind, id, 0 from suppressed`);
+const GROUP_POSTGRES = 'select kind, id, attempts from notify_send_group(?::bigint, ?::bigint[], ?::bigint, ?::jsonb, ?::bigint[], ?::bigint[], ?::boolean)';
+
+/** the same group without the function, where migration 022 has not run yet */
+const GROUP_INLINE = inlineGroup(SUPPRESS_POSTGRES, startPostgres(' and id <> all(select id from suppressed)'), FINISH_POSTGRES);
+
+/** undefined_function: the database predates notify_send_group */
+const isMissingFunction = (err: unknown) => (err as { code?: string })?.code === '42883';
 
 /** a campaign's group commit as one statement (StoreDialect.writeFixed) */
 export function sendGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWrites, 'writeSendGroup' | 'startSends'> {
+  /** the function was missing once: this store's database predates it (a migrate meanwhile is seen by the next store) */
+  let unmigrated = false;
   return {
     async writeSendGroup(db, campaignId, { start, outcomes, counts }, now) {
       const { counted, values } = counterValues(counts);
-      const [rows] = await writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, start, campaignId, now, start, campaignId, ...finishParameters(outcomes, now), campaignId, ...values, counted] }]);
+      const finish = finishParameters(outcomes, now);
+      let rows: unknown[] | undefined;
+      if (!unmigrated) {
+        try {
+          [rows] = await writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, start, campaignId, ...finish, values, counted] }]);
+        } catch (err) {
+          if (!isMissingFunction(err)) throw err;
+          unmigrated = true;
+        }
+      }
+      if (unmigrated) [rows] = await writeFixed(db, [{ text: GROUP_INLINE, parameters: [now, start, campaignId, now, start, campaignId, ...finish, campaignId, ...values, counted] }]);
       const marked = (rows ?? []) as { kind: string }[];
       return { started: startedRows(marked.filter((r) => r.kind === 's')), suppressed: ids(marked.filter((r) => r.kind === 'x')) };
     },
