@@ -20,6 +20,7 @@ import * as eventsWithoutForeignKeys from './016_events_without_foreign_keys.ts'
 import * as eventsDropClickIndex from './018_events_drop_click_index.ts';
 import * as eventsContactFromSend from './019_events_contact_from_send.ts';
 import * as campaignAutoPauseBase from './021_campaign_auto_pause_base.ts';
+import * as sendGroupWrites from './022_send_group_writes.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /**
@@ -60,6 +61,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '018_events_drop_click_index': eventsDropClickIndex,
   '019_events_contact_from_send': eventsContactFromSend,
   '021_campaign_auto_pause_base': campaignAutoPauseBase,
+  '022_send_group_writes': sendGroupWrites,
 };
 
 export interface MigrateResult {

@@ -12,8 +12,9 @@ const nameOf = (text: string) => {
 /**
  * Runs the fixed statements (fixed-statement.ts) on this connection as named prepared statements.
  * Prepared, the backend parses a statement once per connection and may plan it once (planning a CTE
- * can take longer than running it). The send loop's group commits are left out on purpose
- * (fixed-statement.ts planEachRun): their best plan depends on how large the sends table is now. Kysely passes every query as (text, values):
+ * can take longer than running it). Statements whose best plan depends on how large the sends table is
+ * now are left out on purpose (fixed-statement.ts planEachRun); the campaign's group commit is kept
+ * prepared as a call of notify_send_group, whose own plan cannot scan the table (migration 022). Kysely passes every query as (text, values):
  * only the texts fixedStatement made are named, so the set of prepared statements per connection
  * stays small and bounded (an IN list whose text grows with its values would not be).
  */

@@ -1,11 +1,10 @@
-import { COUNTER_NAMES as NAMES } from '../../core/storage/counters.ts';
 import type { StoreDialect } from '../dialect.ts';
 import { fixedStatement, planEachRun } from '../fixed-statement.ts';
 import { counterValues, ids, startedRows, stillWanted } from '../group-sql.ts';
 import type { GroupWrites } from '../group-writes.ts';
-import { ADD_ON_CONFLICT } from '../repos/counters.ts';
 import { outcomeRow } from '../repos/send-rows.ts';
 import { perPredicate } from '../segment-predicate.ts';
+import { inlineGroup } from './send-group-inline.ts';
 import type { SendOutcome } from '../../core/storage/sends.ts';
 
 /**
@@ -48,44 +47,59 @@ export const finishParameters = (outcomes: SendOutcome[], now: number): [string,
 
 /**
  * The whole group in ONE statement (one round trip, its own transaction) instead of BEGIN, four
- * statements and COMMIT. Each later part reads the one before it, which makes them run in that
- * order: the campaign row and the suppressed and started rows are locked first, then the finished
- * rows, then the counters row, as the statements one by one did. An empty part changes nothing (no
- * ids, no outcome rows, counters only when the last parameter says so or a send was suppressed).
- * The start skips the rows the suppression took: both read the same snapshot.
+ * statements and COMMIT: notify_send_group (migration 022) suppresses, starts, finishes and counts,
+ * in that order. As a function its plan is kept per connection (no parse or plan per group: they
+ * were over half of the backend's CPU per group), and it runs with sequential scans off, so the
+ * generic plan PostgreSQL keeps reads sends by primary key however small the table was when it was
+ * made. An empty part changes nothing (no ids, no outcome rows, counters only when the last
+ * parameter says so or a send was suppressed).
  */
-const groupPostgres = (segment = '') => `with suppressed as (${suppressPostgres(segment)}),
-started as (${startPostgres(' and id <> all(select id from suppressed)')}),
-finished as (
-  ${FINISH_POSTGRES} and (select count(*) from started) >= 0
-  returning s.id
-),
-counted as (
-  insert into notify_campaign_counters (campaign_id, ${NAMES.join(', ')})
-  select ?::bigint${NAMES.map((n) => (n === 'suppressed' ? ', ?::bigint + (select count(*) from suppressed)' : ', ?::bigint')).join('')}
-  where (?::boolean or exists (select 1 from suppressed)) and (select count(*) from finished) >= 0
-  ${ADD_ON_CONFLICT}
-)
-select 's' as kind, id, attempts from started union all select 'x' as kind, id, 0 from suppressed`;
-const GROUP_POSTGRES = planEachRun(groupPostgres());
+const GROUP_POSTGRES = 'select kind, id, attempts from notify_send_group(?::bigint, ?::bigint[], ?::bigint, ?::jsonb, ?::bigint[], ?::bigint[], ?::boolean)';
+
+/** the same group without the function, where migration 022 has not run yet */
+const GROUP_INLINE = planEachRun(inlineGroup(SUPPRESS_POSTGRES, startPostgres(' and id <> all(select id from suppressed)'), FINISH_POSTGRES));
+
+/** undefined_function: the database predates notify_send_group */
+const isMissingFunction = (err: unknown) => (err as { code?: string })?.code === '42883';
 
 /**
  * A segment campaign's suppression and group commit: its segment's parameters follow the
- * suppression's campaign id. Made once per run and never prepared (a text per segment would stay
- * on every connection); planned on every run, as the others are.
+ * suppression's campaign id. Its condition cannot go into notify_send_group, so the group is the
+ * inline statement, made once per run and never prepared (a text per segment would stay on every
+ * connection); planned on every run, as the inline form is.
  */
 const SEGMENT_SUPPRESS = perPredicate((p) => fixedStatement(suppressPostgres(p.text), false));
-const SEGMENT_GROUP = perPredicate((p) => fixedStatement(groupPostgres(p.text), false));
+const SEGMENT_GROUP = perPredicate((p) => fixedStatement(inlineGroup(suppressPostgres(p.text), startPostgres(' and id <> all(select id from suppressed)'), FINISH_POSTGRES), false));
+
+/** the started and the suppressed sends of a group commit's rows */
+function marks(rows: unknown[] | undefined) {
+  const marked = (rows ?? []) as { kind: string }[];
+  return { started: startedRows(marked.filter((r) => r.kind === 's')), suppressed: ids(marked.filter((r) => r.kind === 'x')) };
+}
 
 /** a campaign's group commit as one statement (StoreDialect.writeFixed) */
 export function sendGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWrites, 'writeSendGroup' | 'startSends'> {
+  /** the function was missing once: this store's database predates it (a migrate meanwhile is seen by the next store) */
+  let unmigrated = false;
   return {
     async writeSendGroup(db, campaignId, { start, outcomes, counts }, now, segment) {
       const { counted, values } = counterValues(counts);
-      const parameters = [now, start, campaignId, ...(segment?.parameters ?? []), now, start, campaignId, ...finishParameters(outcomes, now), campaignId, ...values, counted];
-      const [rows] = segment ? [(await SEGMENT_GROUP(segment)(db, parameters)).rows] : await writeFixed(db, [{ text: GROUP_POSTGRES, parameters }]);
-      const marked = (rows ?? []) as { kind: string }[];
-      return { started: startedRows(marked.filter((r) => r.kind === 's')), suppressed: ids(marked.filter((r) => r.kind === 'x')) };
+      const finish = finishParameters(outcomes, now);
+      if (segment) {
+        const parameters = [now, start, campaignId, ...segment.parameters, now, start, campaignId, ...finish, campaignId, ...values, counted];
+        return marks((await SEGMENT_GROUP(segment)(db, parameters)).rows);
+      }
+      let rows: unknown[] | undefined;
+      if (!unmigrated) {
+        try {
+          [rows] = await writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, start, campaignId, ...finish, values, counted] }]);
+        } catch (err) {
+          if (!isMissingFunction(err)) throw err;
+          unmigrated = true;
+        }
+      }
+      if (unmigrated) [rows] = await writeFixed(db, [{ text: GROUP_INLINE, parameters: [now, start, campaignId, now, start, campaignId, ...finish, campaignId, ...values, counted] }]);
+      return marks(rows);
     },
     async startSends(trx, campaignId, start, now, segment) {
       const parameters = [now, start, campaignId];

@@ -4,15 +4,23 @@ import type { CampaignStatus } from '../../../core/types.ts';
 import type { StoreDialect } from '../../dialect.ts';
 import type { Outbox } from '../../outbox.ts';
 import type { Database } from '../../schema.ts';
+import { fixedStatement } from '../../fixed-statement.ts';
 import { campaignAutoPauseBase } from './auto-pause-base.ts';
 import { campaignById, changeColumns } from './rows.ts';
 import { campaignTransition } from './transition.ts';
+
+/**
+ * A run reads its campaign's status between chunks and while it waits (a pause, a cancel): by
+ * primary key only, so one plan fits any table and the text is kept prepared (no compile, parse
+ * or plan per read: about 500 us of backend CPU a run of it on PostgreSQL, loaded machine).
+ */
+const STATUS_OF = fixedStatement('select status from notify_campaigns where id = ?');
 
 /** status changes and edits, each a compare-and-set on the status it starts from */
 export function campaignLifecycle(db: Kysely<Database>, dialect: Pick<StoreDialect, 'holdRow'>, outbox: Outbox): Pick<CampaignsRepo, 'statusOf' | 'autoPauseBase' | 'addToAutoPauseBase' | 'transition' | 'update' | 'deleteDraft' | 'holdSending'> {
   return {
     async statusOf(id) {
-      const row = await db.selectFrom('notify_campaigns').select('status').where('id', '=', id).executeTakeFirst();
+      const [row] = (await STATUS_OF<{ status: string }>(db, [id])).rows;
       return row?.status as CampaignStatus | undefined;
     },
     ...campaignAutoPauseBase(db),
