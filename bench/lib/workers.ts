@@ -16,8 +16,9 @@ export interface SendRun {
 export interface SendWorker {
   child: Child<{ pid: number }>;
   seed(n: number, list?: string): Promise<void>;
-  campaign(list?: string): Promise<SendRun>;
-  drips(): Promise<SendRun>;
+  /** `collect`: a full garbage collection just before the timed part (bench/servers/send-worker.ts) */
+  campaign(list?: string, opts?: { collect?: boolean }): Promise<SendRun>;
+  drips(list?: undefined, opts?: { collect?: boolean }): Promise<SendRun>;
   stop(): Promise<void>;
 }
 
@@ -30,8 +31,8 @@ export async function startSendWorker(smtpUrl: string, database?: string, compil
   const source = new URL('../servers/send-worker.ts', import.meta.url);
   const js = compiledJs ? await compiled(source) : undefined;
   const child = await startChild<{ pid: number }>(js?.file ?? source, { args: [database ?? `sqlite:${join(dir!, 'notify.db')}`, smtpUrl], core: SUBJECT_CORE, subject: true });
-  const run = (what: string) => async (list?: string) => {
-    const r = await child.call<SendRun>({ do: what, list });
+  const run = (what: string) => async (list?: string, opts: { collect?: boolean } = {}) => {
+    const r = await child.call<SendRun>({ do: what, list, collect: opts.collect === true });
     if (r.failed > 0) throw new Error(`${what}: ${r.failed} of ${r.sent + r.failed} failed`);
     return r;
   };

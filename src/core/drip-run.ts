@@ -66,19 +66,30 @@ export async function runDrips(ctx: Context, opts: DripRunOptions = {}): Promise
   };
   const chunk = chunkSize(ctx.config.throttleMs, opts.chunkSize);
   let budget = batchSize;
+  /** outcomes of this run may still be waiting for their group commit */
+  let unsettled = false;
   while (budget > 0 && !opts.signal?.aborted) {
     const limit = Math.min(chunk, budget);
     const claimed = await ctx.store.enrollments.claimDue(ctx.clock.now(), limit, newToken());
-    if (claimed.length === 0) break;
     budget -= claimed.length;
     result.claimed += claimed.length;
-    const jobs = await processChunk(run, claimed);
-    const outcomes = await run.delivery.send(jobs);
-    // the next claim must see this chunk settled: a step due at once is then claimed by this run
-    await run.delivery.drain();
-    await leftUnstarted(run, jobs.filter((_, i) => outcomes[i] === undefined));
-    if (claimed.length < limit) break;
+    const jobs = claimed.length > 0 ? await processChunk(run, claimed) : [];
+    if (jobs.length > 0) {
+      const outcomes = await run.delivery.send(jobs);
+      run.delivery.check();
+      await leftUnstarted(run, jobs.filter((_, i) => outcomes[i] === undefined));
+      unsettled = true;
+    }
+    if (claimed.length < limit) {
+      // The next chunk is claimed while this one's last outcomes wait for the group commit the next
+      // chunk's first starts share (no commit of their own). Before the run ends, a last claim sees
+      // them settled, so a step they made due at once is sent by this run.
+      if (!unsettled) break;
+      await run.delivery.drain();
+      unsettled = false;
+    }
   }
+  await run.delivery.drain();
   return result;
 }
 
