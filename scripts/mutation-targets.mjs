@@ -39,10 +39,11 @@ export const TARGETS = {
   // deferral.test.ts: a contact suppressed while a drip step waits deferred has that step's row cancelled;
   // suppression-events.test.ts: the events' payloads on the wire.
   // delivery/deferral.test.ts: a campaign send deferred when its contact unsubscribes is suppressed and counted so;
-  // status-by-upsert.test.ts: a suppressed status given to contacts.upsert or an import goes through the same flow.
+  // status-by-upsert.test.ts: a suppressed status given to contacts.upsert or an import goes through the same flow;
+  // status-lift-by-upsert.test.ts: any other explicit status is written as given (it lifts a suppression).
   suppression: {
     mutate: ['src/core/suppression.ts'],
-    tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts', 'test/drips/deferral.test.ts', 'test/delivery/deferral.test.ts', 'test/triggers/suppression-events.test.ts', 'test/audience/status-by-upsert.test.ts'],
+    tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts', 'test/drips/deferral.test.ts', 'test/delivery/deferral.test.ts', 'test/triggers/suppression-events.test.ts', 'test/audience/status-by-upsert.test.ts', 'test/audience/status-lift-by-upsert.test.ts'],
   },
   // List-scoped and send-token unsubscribes: the gaps file reads what the scope and short-link tests leave unread.
   unsubscribe: { mutate: ['src/core/unsubscribe.ts'], tests: ['test/audience/mutation-gaps-unsubscribe.test.ts', ...UNSUBSCRIBE_TESTS, 'test/audience/unsubscribe-scope.test.ts', 'test/http/unsubscribe-short.test.ts'] },
