@@ -9,7 +9,10 @@ const GAPS = 'test/webhooks/mutation-gaps-providers.test.ts';
 const SNS_GAPS = 'test/webhooks/mutation-gaps-sns.test.ts';
 const SHARED_GAPS = 'test/webhooks/mutation-gaps-shared.test.ts';
 const EVENTS_GAPS = 'test/webhooks/mutation-gaps-events.test.ts';
-const WEBHOOK_TESTS = [SHARED_GAPS, EVENTS_GAPS, ROUTE, 'test/webhooks/ses-sns.test.ts', 'test/webhooks/providers.test.ts', 'test/webhooks/mounting.test.ts', GAPS, SNS_GAPS];
+// the driver contract suite and the providers' documented example payloads, through the drivers and the route
+const CONTRACT = 'test/webhooks/contract.test.ts';
+const EXAMPLES = 'test/webhooks/provider-examples.test.ts';
+const WEBHOOK_TESTS = [SHARED_GAPS, EVENTS_GAPS, ROUTE, 'test/webhooks/ses-sns.test.ts', 'test/webhooks/providers.test.ts', 'test/webhooks/mounting.test.ts', GAPS, SNS_GAPS, CONTRACT, EXAMPLES];
 const DRIP_WORKER_TESTS = [
   'test/drips/mutation-gaps-resume.test.ts',
   'test/drips/mutation-gaps-delivery.test.ts',
@@ -32,8 +35,8 @@ const UNSUBSCRIBE_TESTS = ['test/http/unsubscribe.test.ts', 'test/core/contacts.
 
 export const TARGETS = {
   // src/webhooks/ in three parts that together cover every file of the folder.
-  'webhooks-sns': { mutate: ['src/webhooks/drivers/ses-sns.ts', 'src/webhooks/sns/**/*.ts'], tests: ['test/webhooks/ses-sns.test.ts', SNS_GAPS, ROUTE] },
-  'webhooks-providers': { mutate: ['src/webhooks/drivers/{provider-driver,postmark,sendgrid,mailgun}.ts'], tests: ['test/webhooks/providers.test.ts', GAPS, ROUTE] },
+  'webhooks-sns': { mutate: ['src/webhooks/drivers/ses-sns.ts', 'src/webhooks/sns/**/*.ts'], tests: ['test/webhooks/ses-sns.test.ts', SNS_GAPS, ROUTE, CONTRACT, EXAMPLES] },
+  'webhooks-providers': { mutate: ['src/webhooks/drivers/{provider-driver,postmark,sendgrid,mailgun}.ts'], tests: ['test/webhooks/providers.test.ts', GAPS, ROUTE, CONTRACT, EXAMPLES] },
   'webhooks-shared': { mutate: ['src/webhooks/*.ts'], tests: WEBHOOK_TESTS },
   // The parts of src/core/ where a silent breakage costs the most, each with the tests that reach it.
   // deferral.test.ts: a contact suppressed while a drip step waits deferred has that step's row cancelled;
