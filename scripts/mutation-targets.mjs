@@ -35,7 +35,7 @@ const UNSUBSCRIBE_TESTS = ['test/http/unsubscribe.test.ts', 'test/core/contacts.
 
 export const TARGETS = {
   // src/webhooks/ in three parts that together cover every file of the folder.
-  'webhooks-sns': { mutate: ['src/webhooks/drivers/ses-sns.ts', 'src/webhooks/sns/**/*.ts'], tests: ['test/webhooks/ses-sns.test.ts', SNS_GAPS, ROUTE, CONTRACT, EXAMPLES] },
+  'webhooks-sns': { mutate: ['src/webhooks/drivers/ses-sns.ts', 'src/webhooks/sns/**/*.ts'], tests: ['test/webhooks/ses-sns.test.ts', SNS_GAPS, 'test/webhooks/ses-sns-key-type.test.ts', ROUTE, CONTRACT, EXAMPLES] },
   'webhooks-providers': { mutate: ['src/webhooks/drivers/{provider-driver,postmark,sendgrid,mailgun}.ts'], tests: ['test/webhooks/providers.test.ts', GAPS, ROUTE, CONTRACT, EXAMPLES] },
   'webhooks-shared': { mutate: ['src/webhooks/*.ts'], tests: WEBHOOK_TESTS },
   // The parts of src/core/ where a silent breakage costs the most, each with the tests that reach it.
