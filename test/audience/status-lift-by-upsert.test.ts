@@ -41,6 +41,17 @@ forEachEngine('an explicit non-suppressed status set by upsert or import', (h) =
     assert.equal((await n.contacts.get('later@example.com'))?.status, 'pending');
   });
 
+  test('upserting an enrolled contact, with no status or with its own status subscribed, leaves its enrollment active', async () => {
+    const n = notify();
+    const sequence = (await n.drips.createSequence({ name: 'stay', steps: [{ delayMinutes: 60, subject: 'Hi', text: 'hi' }] })).id;
+    const c = await n.contacts.upsert({ email: 'stay@example.com' });
+    const enrollment = (await n.drips.enroll({ sequence, contact: c.id })).id;
+    await n.contacts.upsert({ email: 'stay@example.com', name: 'Stay' });
+    await n.contacts.upsert({ email: 'stay@example.com', status: 'subscribed' });
+    assert.equal((await n.drips.getEnrollment(enrollment))?.status, 'active', 'only a suppression ends enrollments');
+    assert.equal((await n.contacts.get('stay@example.com'))?.status, 'subscribed');
+  });
+
   test('an import row with status subscribed makes a transactional contact subscribed', async () => {
     const n = notify();
     await n.contacts.upsert({ email: 'receipt@example.com', status: 'transactional' });
