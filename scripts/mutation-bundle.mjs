@@ -19,17 +19,22 @@ import { TARGETS, targetTests } from './mutation-targets.mjs';
 const keepImportMeta = (tsconfigRaw) => ({
   name: 'keep-import-meta',
   setup(b) {
-    b.onLoad({ filter: /\.[cm]?ts$/ }, async ({ path }) => {
-      const define = {
-        'import.meta.url': JSON.stringify(pathToFileURL(path).href),
-        'import.meta.dirname': JSON.stringify(dirname(path)),
-        'import.meta.filename': JSON.stringify(path),
-      };
-      const { code } = await transform(await readFile(path, 'utf8'), { loader: 'ts', define, sourcefile: path, tsconfigRaw });
-      return { contents: code, loader: 'js' };
-    });
+    b.onLoad({ filter: /\.[cm]?ts$/ }, async ({ path }) => ({ contents: await withImportMeta(path, await readFile(path, 'utf8'), tsconfigRaw), loader: 'js' }));
   },
 });
+
+/** The TypeScript module at `path` (its text given) as JavaScript whose import.meta is that file's. */
+export async function withImportMeta(path, text, tsconfigRaw) {
+  const define = {
+    'import.meta.url': JSON.stringify(pathToFileURL(path).href),
+    'import.meta.dirname': JSON.stringify(dirname(path)),
+    'import.meta.filename': JSON.stringify(path),
+  };
+  return (await transform(text, { loader: 'ts', define, sourcefile: path, tsconfigRaw })).code;
+}
+
+/** What every mutation bundle is: one plain ES module per test file for node 20, packages left as imports. */
+export const BUNDLE_OPTIONS = { outExtension: { '.js': '.mjs' }, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' };
 
 /** Bundles the given test files (paths relative to `cwd`, the working folder by default) into BUNDLE_DIR there. */
 export async function bundleTests(files, { cwd = process.cwd() } = {}) {
@@ -40,14 +45,8 @@ export async function bundleTests(files, { cwd = process.cwd() } = {}) {
     absWorkingDir: resolve(cwd),
     entryPoints: Object.fromEntries(files.map((f) => [bundleFor(f).slice(BUNDLE_DIR.length + 1).replace(/\.mjs$/, ''), resolve(cwd, f)])),
     outdir: BUNDLE_DIR,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
+    ...BUNDLE_OPTIONS,
     plugins: [keepImportMeta(tsconfigRaw)],
-    logLevel: 'warning',
   });
 }
 

@@ -14,10 +14,14 @@ const UNDETECTED = new Set(['Survived', 'NoCoverage']);
 /** The folders whose scores the issue asks for; each file of them belongs to one target. */
 const FOLDERS = ['src/core', 'src/webhooks'];
 
-/** The target's last report, by file: the full report of a local run, else the committed incremental file. */
+/**
+ * The target's last report, by file: the in-process runner's (scripts/mutation-fast.mjs; a Stryker run of the
+ * target deletes it, so it is there only when it is the newer), else the full report of a local Stryker run,
+ * else the committed incremental file.
+ */
 function lastReport(name) {
-  // both hold the same verdicts; a fresh checkout has only the incremental file
-  const path = [`reports/mutation/${name}.json`, `reports/mutation/${name}.incremental.json`].find((f) => existsSync(f));
+  // the last two hold the same verdicts; a fresh checkout has only the incremental file
+  const path = [`reports/mutation/${name}.fast.json`, `reports/mutation/${name}.json`, `reports/mutation/${name}.incremental.json`].find((f) => existsSync(f));
   return path ? JSON.parse(readFileSync(path, 'utf8')).files : {};
 }
 

@@ -9,7 +9,10 @@ const GAPS = 'test/webhooks/mutation-gaps-providers.test.ts';
 const SNS_GAPS = 'test/webhooks/mutation-gaps-sns.test.ts';
 const SHARED_GAPS = 'test/webhooks/mutation-gaps-shared.test.ts';
 const EVENTS_GAPS = 'test/webhooks/mutation-gaps-events.test.ts';
-const WEBHOOK_TESTS = [SHARED_GAPS, EVENTS_GAPS, ROUTE, 'test/webhooks/ses-sns.test.ts', 'test/webhooks/providers.test.ts', 'test/webhooks/mounting.test.ts', GAPS, SNS_GAPS];
+// the driver contract suite and the providers' documented example payloads, through the drivers and the route
+const CONTRACT = 'test/webhooks/contract.test.ts';
+const EXAMPLES = 'test/webhooks/provider-examples.test.ts';
+const WEBHOOK_TESTS = [SHARED_GAPS, EVENTS_GAPS, ROUTE, 'test/webhooks/ses-sns.test.ts', 'test/webhooks/providers.test.ts', 'test/webhooks/mounting.test.ts', GAPS, SNS_GAPS, CONTRACT, EXAMPLES];
 const DRIP_WORKER_TESTS = [
   'test/drips/mutation-gaps-resume.test.ts',
   'test/drips/mutation-gaps-delivery.test.ts',
@@ -32,17 +35,18 @@ const UNSUBSCRIBE_TESTS = ['test/http/unsubscribe.test.ts', 'test/core/contacts.
 
 export const TARGETS = {
   // src/webhooks/ in three parts that together cover every file of the folder.
-  'webhooks-sns': { mutate: ['src/webhooks/drivers/ses-sns.ts', 'src/webhooks/sns/**/*.ts'], tests: ['test/webhooks/ses-sns.test.ts', SNS_GAPS, ROUTE] },
-  'webhooks-providers': { mutate: ['src/webhooks/drivers/{provider-driver,postmark,sendgrid,mailgun}.ts'], tests: ['test/webhooks/providers.test.ts', GAPS, ROUTE] },
+  'webhooks-sns': { mutate: ['src/webhooks/drivers/ses-sns.ts', 'src/webhooks/sns/**/*.ts'], tests: ['test/webhooks/ses-sns.test.ts', SNS_GAPS, 'test/webhooks/ses-sns-key-type.test.ts', ROUTE, CONTRACT, EXAMPLES] },
+  'webhooks-providers': { mutate: ['src/webhooks/drivers/{provider-driver,postmark,sendgrid,mailgun}.ts'], tests: ['test/webhooks/providers.test.ts', GAPS, ROUTE, CONTRACT, EXAMPLES] },
   'webhooks-shared': { mutate: ['src/webhooks/*.ts'], tests: WEBHOOK_TESTS },
   // The parts of src/core/ where a silent breakage costs the most, each with the tests that reach it.
   // deferral.test.ts: a contact suppressed while a drip step waits deferred has that step's row cancelled;
   // suppression-events.test.ts: the events' payloads on the wire.
   // delivery/deferral.test.ts: a campaign send deferred when its contact unsubscribes is suppressed and counted so;
-  // status-by-upsert.test.ts: a suppressed status given to contacts.upsert or an import goes through the same flow.
+  // status-by-upsert.test.ts: a suppressed status given to contacts.upsert or an import goes through the same flow;
+  // status-lift-by-upsert.test.ts: any other explicit status is written as given (it lifts a suppression).
   suppression: {
     mutate: ['src/core/suppression.ts'],
-    tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts', 'test/drips/deferral.test.ts', 'test/delivery/deferral.test.ts', 'test/triggers/suppression-events.test.ts', 'test/audience/status-by-upsert.test.ts'],
+    tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts', 'test/drips/deferral.test.ts', 'test/delivery/deferral.test.ts', 'test/triggers/suppression-events.test.ts', 'test/audience/status-by-upsert.test.ts', 'test/audience/status-lift-by-upsert.test.ts'],
   },
   // List-scoped and send-token unsubscribes: the gaps file reads what the scope and short-link tests leave unread.
   unsubscribe: { mutate: ['src/core/unsubscribe.ts'], tests: ['test/audience/mutation-gaps-unsubscribe.test.ts', ...UNSUBSCRIBE_TESTS, 'test/audience/unsubscribe-scope.test.ts', 'test/http/unsubscribe-short.test.ts'] },

@@ -28,6 +28,9 @@ export function realFixture(name: string): Fixture {
 /** Our own throwaway signer, for messages no public signed sample exists of. */
 export const TEST_KEY = read('test-signing-key.pem');
 export const TEST_CERT = read('test-signing-cert.pem');
+/** a P-256 key and its certificate: SNS signs with RSA only, so a message signed so is refused */
+export const TEST_EC_KEY = read('test-ec-signing-key.pem');
+export const TEST_EC_CERT = read('test-ec-signing-cert.pem');
 export const TEST_REGION = 'eu-west-1';
 export const TEST_TOPIC = `arn:aws:sns:${TEST_REGION}:123456789012:ses-feedback`;
 export const TEST_CERT_URL = `https://sns.${TEST_REGION}.amazonaws.com/SimpleNotificationService-0123456789abcdef.pem`;
@@ -44,8 +47,8 @@ function snsStringToSign(m: Record<string, string>): string {
 
 let seq = 0;
 
-/** An SNS message signed with the test key (SignatureVersion 2 unless told). */
-export function signedSns(fields: Partial<Record<string, string>> & { Type: string }, version: '1' | '2' = '2'): Record<string, string> {
+/** An SNS message signed with the test key (SignatureVersion 2 unless told; another key when given). */
+export function signedSns(fields: Partial<Record<string, string>> & { Type: string }, version: '1' | '2' = '2', key: string = TEST_KEY): Record<string, string> {
   const m: Record<string, string> = {
     MessageId: `0000000${++seq}-aaaa-bbbb-cccc-${String(Date.now()).padStart(12, '0')}`,
     TopicArn: TEST_TOPIC,
@@ -57,7 +60,7 @@ export function signedSns(fields: Partial<Record<string, string>> & { Type: stri
   };
   const signer = createSign(version === '2' ? 'RSA-SHA256' : 'RSA-SHA1');
   signer.update(snsStringToSign(m), 'utf8');
-  m.Signature = signer.sign(TEST_KEY, 'base64');
+  m.Signature = signer.sign(key, 'base64');
   return m;
 }
 

@@ -1,0 +1,109 @@
+// npm run test:mutation -- <target or group...> --fast [--force] [--per-process=N]: the targets of
+// scripts/mutation-targets.mjs judged by an in-process runner instead of Stryker's one node process per test
+// file per mutant. Stryker's instrumenter places every mutant; scripts/mutation-fast-worker.mjs loads the
+// packages once and loads each test bundle again per mutant. Coverage per test file, fastest file first,
+// first failure kills, as the Stryker setup (stryker.config.mjs). The verdicts go to
+// reports/mutation/<target>.fast.json (committed), which `--scores` reads beside Stryker's reports; a rerun
+// keeps the detected verdicts of files whose source did not change (`--force` retests all).
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { bundle, instrument, mutatedFiles } from './mutation-fast-build.mjs';
+import { runJobs, worker } from './mutation-fast-jobs.mjs';
+import { printScores } from './mutation-scores.mjs';
+import { GROUPS, TARGETS, targetTests } from './mutation-targets.mjs';
+
+const args = process.argv.slice(2);
+const force = args.includes('--force');
+const perProcess = Number(args.find((a) => a.startsWith('--per-process='))?.split('=')[1] ?? 40);
+const named = args.filter((a) => !a.startsWith('-'));
+const targets = [...new Set(named.flatMap((n) => GROUPS[n] ?? [n]))];
+const unknown = targets.filter((t) => !TARGETS[t]);
+if (targets.length === 0 || unknown.length) {
+  console.error(`usage: npm run test:mutation -- <target...> --fast [--force] [--per-process=N]${unknown.length ? `\nunknown: ${unknown.join(', ')}` : ''}`);
+  process.exit(2);
+}
+// SQLite only, as scripts/mutation.mjs
+const env = { ...process.env };
+for (const name of ['NOTIFY_TEST_PG_URL', 'NOTIFY_TEST_REDIS_URL', 'NOTIFY_TEST_CHROMIUM', 'CI', '__STRYKER_ACTIVE_MUTANT__']) delete env[name];
+
+/** The previous report's detected verdicts that still hold: same file source, same mutant. */
+function kept(name, sources) {
+  const file = `reports/mutation/${name}.fast.json`;
+  if (force || !existsSync(file)) return new Map();
+  const out = new Map();
+  for (const [path, f] of Object.entries(JSON.parse(readFileSync(file, 'utf8')).files)) {
+    if (sources[path] !== f.source) continue;
+    for (const m of f.mutants) if (m.status === 'Killed' || m.status === 'Timeout') out.set(`${path}:${m.id}:${m.mutatorName}:${m.replacement}`, m);
+  }
+  return out;
+}
+
+async function runTarget(name, work) {
+  const started = Date.now();
+  const load = [loadavg()[0]];
+  const files = mutatedFiles(TARGETS[name].mutate);
+  const { sources, instrumented, mutants } = await instrument(files);
+  const tests = targetTests(name);
+  const bundles = await bundle(tests, instrumented, `${work}/bundles`);
+  const dryOut = `${work}/dry.json`;
+  worker({ mode: 'dry', files: tests, bundles, out: dryOut, dryBudgetMs: 600_000, killAfterMs: 1_800_000 }, work, env);
+  const dry = JSON.parse(readFileSync(dryOut, 'utf8'));
+  const broken = tests.filter((f) => dry.files[f].failures.length || dry.files[f].timedOut);
+  for (const f of broken) console.log(`  left out, fails without a mutant: ${f}: ${dry.files[f].failures[0] ?? 'timeout'}`);
+  const usable = tests.filter((f) => !broken.includes(f)).sort((a, b) => dry.files[a].ms - dry.files[b].ms);
+  // a file's budget per mutant: its clean time x3 + 10 s, x the load per core (the wall clock is shared)
+  const slow = Math.max(1, loadavg()[0] / cpus().length);
+  const budgetMs = Object.fromEntries(usable.map((f) => [f, Math.round((dry.files[f].ms * 3 + 10_000) * Math.min(slow, 6))]));
+  const perTest = dry.coverage.perTest;
+  const hits = (id) => usable.reduce((n, f) => n + (perTest[f]?.[id] ?? 0), 0);
+  const old = kept(name, sources);
+  const verdicts = new Map();
+  const jobs = [];
+  for (const m of mutants) {
+    const prev = old.get(`${m.fileName}:${m.id}:${m.mutatorName}:${m.replacement}`);
+    const covering = usable.filter((f) => perTest[f]?.[m.id]);
+    if (prev) verdicts.set(m.id, { status: prev.status, killedBy: prev.killedBy, reason: prev.statusReason, kept: true });
+    else if (covering.length === 0) verdicts.set(m.id, { status: 'NoCoverage' });
+    else jobs.push({ id: m.id, files: covering, hitLimit: (hits(m.id) + 1000) * 50 });
+  }
+  console.log(`${name}: ${mutants.length} mutants in ${files.length} files, ${usable.length} test files (dry run ${(dry.cpuMs / 1000).toFixed(1)} s CPU); ${old.size ? `${verdicts.size} verdicts kept or uncovered, ` : ''}${jobs.length} to run`);
+  const progress = (n, all) => process.stdout.write(`\r  ${n}/${all} mutants run, ${Math.round((Date.now() - started) / 60000)} min`);
+  let cpuMs = 0;
+  for (const [id, r] of runJobs({ jobs, bundles, budgetMs, perProcess, work, env, progress })) {
+    verdicts.set(id, r);
+    cpuMs += r.cpuMs ?? 0;
+  }
+  load.push(loadavg()[0]);
+  writeReport(name, { sources, mutants, verdicts, tests: usable, started, load, cpuMs: cpuMs + dry.cpuMs });
+}
+
+// the instrumenter counts lines and columns from 0, the report schema (and Stryker's reports) from 1
+const reportLocation = ({ start, end }) => ({ start: { line: start.line + 1, column: start.column + 1 }, end: { line: end.line + 1, column: end.column + 1 } });
+
+function writeReport(name, { sources, mutants, verdicts, tests, started, load, cpuMs }) {
+  const files = Object.fromEntries(Object.entries(sources).map(([path, source]) => [path, { language: 'typescript', source, mutants: [] }]));
+  const count = {};
+  for (const m of mutants) {
+    const v = verdicts.get(m.id);
+    count[v.status] = (count[v.status] ?? 0) + 1;
+    files[m.fileName].mutants.push({ id: m.id, mutatorName: m.mutatorName, replacement: m.replacement, location: reportLocation(m.location), status: v.status, killedBy: v.killedBy ? [v.killedBy] : undefined, statusReason: v.reason });
+  }
+  const minutes = (Date.now() - started) / 60000;
+  const run = { date: new Date().toISOString(), runner: 'scripts/mutation-fast.mjs', minutes: Number(minutes.toFixed(1)), cpuSeconds: Math.round(cpuMs / 1000), loadAverage: load.map((l) => Number(l.toFixed(1))), counts: count, tests };
+  writeFileSync(`reports/mutation/${name}.fast.json`, `${JSON.stringify({ schemaVersion: 'notify-fast-1', run, files })}\n`);
+  console.log(`\n${name}: ${JSON.stringify(count)}; ${run.minutes} min, ${run.cpuSeconds} s CPU, load average ${run.loadAverage.join(' -> ')} on ${cpus().length} cores`);
+  for (const [path, f] of Object.entries(files)) {
+    for (const m of f.mutants.filter((x) => x.status === 'Survived' || x.status === 'NoCoverage')) {
+      console.log(`  ${m.status.padEnd(10)} ${path}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} -> ${JSON.stringify(m.replacement ?? '').slice(0, 100)}`);
+    }
+  }
+}
+
+for (const name of targets) {
+  const work = `.mutation-fast/${name}`;
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  console.log(`\n== in-process mutation testing: ${name} (${TARGETS[name].mutate.join(', ')})`);
+  await runTarget(name, work);
+}
+await printScores(targets);
