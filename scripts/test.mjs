@@ -4,7 +4,7 @@
 //   --checks          runs `npm run typecheck` and `npm run lint` beside the tests; either failing fails the run
 //   --record-timings  writes each file's wall time of this run into scripts/test-timings.json
 //   --cpu-report=FILE writes each file's wall time, CPU time and processes started as JSON (Linux)
-//   --file-timeout=S  fails a file still running after S seconds (default 300; 0: no limit) and stops it
+//   --file-timeout=S  fails a file still running after S seconds (default 600; 0: no limit) and stops it
 //
 // `node --test` sorts its files by name, so with two workers one long file that sorts last runs
 // alone at the end. node:test's run() starts files in the order given: the files known to be slow
@@ -92,7 +92,7 @@ async function main(argv) {
   // a hung file (one waited 912 s for a process that never answered) fails by its name instead of
   // holding the run: node:test applies run()'s timeout to each file and SIGTERMs its process, and
   // test-cpu.mjs, in that process, stops what the file started
-  const fileTimeout = Number(flag('--file-timeout') ?? 300);
+  const fileTimeout = Number(flag('--file-timeout') ?? 600);
   process.env.NOTIFY_TEST_RUNNER_PID = String(process.pid);
   const tests = run({ files: [...built.keys()], concurrency, timeout: fileTimeout > 0 ? fileTimeout * 1000 : Number.POSITIVE_INFINITY });
   const stream = tests.map((event) => {
