@@ -15,11 +15,25 @@ if (dir && file && process.env.NODE_TEST_CONTEXT) {
   // spawn, exec, execFile and fork all start their process through this method (the *Sync ones do not:
   // their CPU is counted, they are not)
   let spawns = 0;
+  const live = new Set();
   const start = ChildProcess.prototype.spawn;
   ChildProcess.prototype.spawn = function (...args) {
     spawns++;
-    return start.apply(this, args);
+    const result = start.apply(this, args);
+    live.add(this);
+    this.once('exit', () => live.delete(this));
+    return result;
   };
+  // The runner stops a file that outlives --file-timeout with SIGTERM; the notify processes, browsers
+  // and servers it started would outlive it, holding ports and CPU for the rest of the run. Only in the
+  // file's own process (its parent is the runner): a process the file starts with the same execArgv
+  // keeps its own SIGTERM handling, which tests of graceful shutdown rely on.
+  if (process.ppid === Number(process.env.NOTIFY_TEST_RUNNER_PID)) {
+    process.once('SIGTERM', () => {
+      for (const child of live) child.kill('SIGKILL');
+      process.exit(1);
+    });
+  }
   process.on('exit', () => {
     try {
       // after the ")" that ends the command name: state is field 3, so utime (14) ... cstime (17) are 11 ... 14

@@ -1,6 +1,6 @@
 // Node 20's test runner does not expand globs: test files are collected here.
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 
 const walk = (p, suffix) => (!existsSync(p) ? [] : statSync(p).isDirectory() ? readdirSync(p).flatMap((name) => walk(join(p, name), suffix)) : p.endsWith(suffix) ? [p] : []);
 
@@ -22,4 +22,21 @@ export function orderBySlowest(files, timings) {
   const cost = (f) => (typeof timings[f] === 'number' ? timings[f] : typical);
   // stable: equal costs keep the name order
   return [...files].sort((a, b) => cost(b) - cost(a));
+}
+
+/** the timings file of the repository at `root`; none yet: no timings */
+export function readTimings(root) {
+  const path = resolve(root, TIMINGS_FILE);
+  return existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : {};
+}
+
+/** writes `timings` (seconds by path), rounded and sorted by path, dropping files that are gone */
+export function writeTimings(root, timings) {
+  const rounded = Object.fromEntries(
+    Object.entries(timings)
+      .filter(([f]) => existsSync(resolve(root, f)))
+      .sort((a, b) => a[0].localeCompare(b[0]))
+      .map(([f, s]) => [f, Math.round(s * 10) / 10]),
+  );
+  writeFileSync(resolve(root, TIMINGS_FILE), `${JSON.stringify(rounded, null, 2)}\n`);
 }

@@ -1,9 +1,10 @@
 // Runs the test files under a folder in one node:test run, the slowest first, three at a time.
 // Usage: node scripts/test.mjs [--checks] [--record-timings] [suffix=.test.ts] [dir or file...=test]
-//          [--cpu-report=FILE] [--test-concurrency=N] [--test-reporter=spec|tap|dot|junit] [--test-reporter-destination=FILE]
+//          [--cpu-report=FILE] [--file-timeout=S] [--test-concurrency=N] [--test-reporter=spec|tap|dot|junit] [--test-reporter-destination=FILE]
 //   --checks          runs `npm run typecheck` and `npm run lint` beside the tests; either failing fails the run
 //   --record-timings  writes each file's wall time of this run into scripts/test-timings.json
 //   --cpu-report=FILE writes each file's wall time, CPU time and processes started as JSON (Linux)
+//   --file-timeout=S  fails a file still running after S seconds (default 600; 0: no limit) and stops it
 //
 // `node --test` sorts its files by name, so with two workers one long file that sorts last runs
 // alone at the end. node:test's run() starts files in the order given: the files known to be slow
@@ -16,7 +17,7 @@ import { join, relative, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { bundleTests } from './test-bundle.mjs';
-import { orderBySlowest, TIMINGS_FILE, testFiles } from './test-files.mjs';
+import { orderBySlowest, readTimings, testFiles, writeTimings } from './test-files.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -37,7 +38,7 @@ async function main(argv) {
   const [suffix = '.test.ts', ...paths] = argv.filter((a) => !a.startsWith('--'));
   if (paths.length === 0) paths.push('test');
   const flag = (name) => options.find((o) => o.startsWith(`${name}=`))?.slice(name.length + 1);
-  const known = ['--checks', '--record-timings', '--cpu-report', '--test-concurrency', '--test-reporter', '--test-reporter-destination'];
+  const known = ['--checks', '--record-timings', '--cpu-report', '--file-timeout', '--test-concurrency', '--test-reporter', '--test-reporter-destination'];
   const unknown = options.filter((o) => !known.includes(o.split('=')[0]));
   if (unknown.length > 0) {
     console.error(`scripts/test.mjs: unknown option ${unknown.join(' ')} (known: ${known.join(' ')})`);
@@ -50,7 +51,7 @@ async function main(argv) {
     console.error(`no ${suffix} files under ${paths.join(' ')}`);
     return 1;
   }
-  const timings = readTimings();
+  const timings = readTimings(ROOT);
   const ordered = orderBySlowest(files, timings);
 
   // started first, awaited last: two processes of their own beside the test workers
@@ -88,7 +89,12 @@ async function main(argv) {
   const cpuDir = mkdtempSync(join(tmpdir(), 'notify-test-cpu-'));
   process.env.NOTIFY_TEST_CPU_DIR = cpuDir;
   let failed = false;
-  const tests = run({ files: [...built.keys()], concurrency });
+  // a hung file (one waited 912 s for a process that never answered) fails by its name instead of
+  // holding the run: node:test applies run()'s timeout to each file and SIGTERMs its process, and
+  // test-cpu.mjs, in that process, stops what the file started
+  const fileTimeout = Number(flag('--file-timeout') ?? 600);
+  process.env.NOTIFY_TEST_RUNNER_PID = String(process.pid);
+  const tests = run({ files: [...built.keys()], concurrency, timeout: fileTimeout > 0 ? fileTimeout * 1000 : Number.POSITIVE_INFINITY });
   const stream = tests.map((event) => {
     if (event.data?.file) event.data.file = source(event.data.file);
     if (typeof event.data?.name === 'string') event.data.name = source(event.data.name);
@@ -119,7 +125,7 @@ async function main(argv) {
     const cpuTotal = sum(Object.values(cpu).map((c) => c.seconds));
     console.error(`${Object.keys(measured).length} files in ${wall.toFixed(0)} s, ${concurrency} at a time: ${sum(Object.values(measured)).toFixed(0)} s of file wall time, ${cpuTotal.toFixed(0)} s of CPU`);
   }
-  if (options.includes('--record-timings')) writeTimings({ ...timings, ...measured });
+  if (options.includes('--record-timings')) writeTimings(ROOT, { ...timings, ...measured });
   const cpuReport = flag('--cpu-report');
   if (cpuReport) {
     const rows = slowest.map(([f, s]) => [f, { wall: Math.round(s * 10) / 10, cpu: cpu[f] ? Math.round(cpu[f].seconds * 10) / 10 : null, processes: cpu[f]?.spawns ?? null }]);
@@ -180,19 +186,4 @@ function removeBuildsOfEndedRuns() {
       if (err.code === 'ESRCH') rmSync(join(dir, name), { recursive: true, force: true });
     }
   }
-}
-
-function readTimings() {
-  const path = resolve(ROOT, TIMINGS_FILE);
-  return existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : {};
-}
-
-function writeTimings(timings) {
-  const rounded = Object.fromEntries(
-    Object.entries(timings)
-      .filter(([f]) => existsSync(resolve(ROOT, f)))
-      .sort((a, b) => a[0].localeCompare(b[0]))
-      .map(([f, s]) => [f, Math.round(s * 10) / 10]),
-  );
-  writeFileSync(resolve(ROOT, TIMINGS_FILE), `${JSON.stringify(rounded, null, 2)}\n`);
 }

@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { orderBySlowest, TIMINGS_FILE, testFiles } from '../scripts/test-files.mjs';
+import { runnerProject } from './helpers/runner-project.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const exec = promisify(execFile);
 
 describe('test file order', () => {
   test('slowest first; a file with no timing counts as the median known one; equal costs keep name order', () => {
@@ -27,22 +24,10 @@ describe('test file order', () => {
   });
 });
 
-/**
- * scripts/test.mjs in a throwaway project of its own (the scripts copied, node_modules linked), so
- * its checks are that project's npm scripts: what `npm test` exits with and prints.
- */
+/** scripts/test.mjs in a throwaway project of its own (test/helpers/runner-project.ts) */
 describe('scripts/test.mjs', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'notify-runner-'));
-  after(() => rmSync(dir, { recursive: true, force: true }));
-  mkdirSync(join(dir, 'test'));
-  mkdirSync(join(dir, 'scripts'));
-  cpSync(join(ROOT, 'scripts/test.mjs'), join(dir, 'scripts/test.mjs'));
-  cpSync(join(ROOT, 'scripts/test-files.mjs'), join(dir, 'scripts/test-files.mjs'));
-  cpSync(join(ROOT, 'scripts/test-cpu.mjs'), join(dir, 'scripts/test-cpu.mjs'));
-  cpSync(join(ROOT, 'scripts/test-bundle.mjs'), join(dir, 'scripts/test-bundle.mjs'));
-  cpSync(join(ROOT, 'scripts/test-source-maps.mjs'), join(dir, 'scripts/test-source-maps.mjs'));
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  const project = (typecheck: string) => writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'p', type: 'module', scripts: { typecheck, lint: 'echo lint ran' } }));
+  const { dir, project, run, remove } = runnerProject();
+  after(remove);
   writeFileSync(join(dir, 'test/slow.test.ts'), "import { test } from 'node:test';\nconst n: number = 1;\ntest('slow', () => { console.log('ran slow', n); });\n");
   writeFileSync(join(dir, 'test/fast.test.ts'), "import { test } from 'node:test';\ntest('fast', () => {});\n");
   // a file that starts two processes, one of which spins for half a second of CPU
@@ -59,12 +44,6 @@ describe('scripts/test.mjs', () => {
     ].join('\n'),
   );
   writeFileSync(join(dir, TIMINGS_FILE), JSON.stringify({ 'test/fast.test.ts': 1, 'test/slow.test.ts': 9 }));
-  const run = (...args: string[]) =>
-    // without the variable node:test sets for the files it runs, the runner is a top-level run again
-    exec(process.execPath, ['scripts/test.mjs', ...args], { cwd: dir, env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_TEST_CONTEXT')) }).then(
-      (r) => ({ code: 0, ...r }),
-      (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
-    );
 
   test('passing tests and checks: exit 0, TypeScript files run, the slowest file first, the checks reported after', async () => {
     project('echo types fine');

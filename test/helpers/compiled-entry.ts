@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
@@ -18,7 +18,10 @@ const built = new Map<string, string>();
  * every import resolved through its hooks) before notify runs a line; the suite starts several
  * hundred of them. Tests about the bin itself spawn BIN.
  */
-export const cliEntry = (): string => compiledEntry(join(ROOT, 'src/cli/main.ts'));
+export const cliEntry = (): string => compiledEntry(join(ROOT, 'src/cli/main.ts'), { codeCache: true });
+
+/** started with V8's code cache (code-cache-loader.cjs): its bundle is CommonJS, run by that loader */
+const CODE_CACHE_LOADER = join(ROOT, 'test/helpers/code-cache-loader.cjs');
 
 /**
  * Packages that stay imports: native addons (their compiled file is found beside their own sources)
@@ -37,15 +40,15 @@ const REQUIRE_BANNER = "import { createRequire as __notifyCreateRequire } from '
  * it lives two levels under the repository, where dist/cli/ is, so the shipped views and package.json
  * resolve as they do from the sources.
  */
-export function compiledEntry(file: string): string {
+export function compiledEntry(file: string, opts: { codeCache?: boolean } = {}): string {
   const known = built.get(file);
   if (known) return known;
-  const hash = createHash('sha256').update(file);
-  const inputs = [...sourceFiles(join(ROOT, 'src')), file, join(ROOT, 'package.json'), join(ROOT, 'package-lock.json'), join(ROOT, 'tsconfig.json')];
+  const hash = createHash('sha256').update(file).update(opts.codeCache ? 'code-cache' : 'esm');
+  const inputs = [...sourceFiles(join(ROOT, 'src')), file, CODE_CACHE_LOADER, join(ROOT, 'package.json'), join(ROOT, 'package-lock.json'), join(ROOT, 'tsconfig.json')];
   for (const f of inputs.filter((f) => existsSync(f))) hash.update(f).update(readFileSync(f));
   const name = basename(file, '.ts');
   const dir = join(BUILD_ROOT, `${name}-${hash.digest('hex').slice(0, 16)}`);
-  const out = join(dir, `${name}.mjs`);
+  const out = join(dir, opts.codeCache ? `${name}.cjs` : `${name}.mjs`);
   if (!existsSync(out)) {
     mkdirSync(dir, { recursive: true });
     // test processes start side by side, each wanting the same bundle: one builds it while the others
@@ -54,7 +57,8 @@ export function compiledEntry(file: string): string {
       // each builds under its own name and renames, which is atomic
       const tmp = `${out}.${process.pid}.tmp.mjs`;
       try {
-        buildSync({ entryPoints: [file], outfile: tmp, bundle: true, platform: 'node', format: 'esm', target: 'node20', external: KEPT_EXTERNAL, banner: { js: REQUIRE_BANNER }, logLevel: 'warning' });
+        if (opts.codeCache) buildCodeCached(file, out, tmp);
+        else buildSync({ entryPoints: [file], outfile: tmp, bundle: true, platform: 'node', format: 'esm', target: 'node20', external: KEPT_EXTERNAL, banner: { js: REQUIRE_BANNER }, logLevel: 'warning' });
         renameSync(tmp, out);
       } finally {
         rmSync(join(dir, 'building'), { force: true });
@@ -64,6 +68,20 @@ export function compiledEntry(file: string): string {
   }
   built.set(file, out);
   return out;
+}
+
+/**
+ * `file` as a CommonJS bundle beside `out` and the loader at `tmp` (renamed to `out` by the caller,
+ * last, so a process that sees `out` finds the bundle too). Strict, as the ES module bundle was; each
+ * module's import.meta.url is the bundle's, as in that bundle; dynamic imports go through the loader.
+ */
+function buildCodeCached(file: string, out: string, tmp: string): void {
+  const bundle = out.replace(/\.cjs$/, '.bundle.cjs');
+  const banner = "'use strict'; var __notifyImportMetaUrl = require('node:url').pathToFileURL(__filename).href;";
+  const { outputFiles } = buildSync({ entryPoints: [file], write: false, outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: KEPT_EXTERNAL, define: { 'import.meta.url': '__notifyImportMetaUrl' }, banner: { js: banner }, logLevel: 'warning' });
+  writeFileSync(`${bundle}.${process.pid}`, outputFiles[0].text.replaceAll('await import(', 'await __notifyImport('));
+  renameSync(`${bundle}.${process.pid}`, bundle);
+  copyFileSync(CODE_CACHE_LOADER, tmp);
 }
 
 /**
