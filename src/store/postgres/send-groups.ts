@@ -56,8 +56,11 @@ export const finishParameters = (outcomes: SendOutcome[], now: number): [string,
  */
 const GROUP_POSTGRES = 'select kind, id, attempts from notify_send_group(?::bigint, ?::bigint[], ?::bigint, ?::jsonb, ?::bigint[], ?::bigint[], ?::boolean)';
 
+/** the start inside the inline group: it skips the rows the suppression took (both read the same snapshot) */
+const START_AFTER_SUPPRESS = startPostgres(' and id <> all(select id from suppressed)');
+
 /** the same group without the function, where migration 022 has not run yet */
-const GROUP_INLINE = planEachRun(inlineGroup(SUPPRESS_POSTGRES, startPostgres(' and id <> all(select id from suppressed)'), FINISH_POSTGRES));
+const GROUP_INLINE = planEachRun(inlineGroup(SUPPRESS_POSTGRES, START_AFTER_SUPPRESS, FINISH_POSTGRES));
 
 /** undefined_function: the database predates notify_send_group */
 const isMissingFunction = (err: unknown) => (err as { code?: string })?.code === '42883';
@@ -69,7 +72,7 @@ const isMissingFunction = (err: unknown) => (err as { code?: string })?.code ===
  * connection); planned on every run, as the inline form is.
  */
 const SEGMENT_SUPPRESS = perPredicate((p) => fixedStatement(suppressPostgres(p.text), false));
-const SEGMENT_GROUP = perPredicate((p) => fixedStatement(inlineGroup(suppressPostgres(p.text), startPostgres(' and id <> all(select id from suppressed)'), FINISH_POSTGRES), false));
+const SEGMENT_GROUP = perPredicate((p) => fixedStatement(inlineGroup(suppressPostgres(p.text), START_AFTER_SUPPRESS, FINISH_POSTGRES), false));
 
 /** the started and the suppressed sends of a group commit's rows */
 function marks(rows: unknown[] | undefined) {
@@ -85,10 +88,9 @@ export function sendGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWr
     async writeSendGroup(db, campaignId, { start, outcomes, counts }, now, segment) {
       const { counted, values } = counterValues(counts);
       const finish = finishParameters(outcomes, now);
-      if (segment) {
-        const parameters = [now, start, campaignId, ...segment.parameters, now, start, campaignId, ...finish, campaignId, ...values, counted];
-        return marks((await SEGMENT_GROUP(segment)(db, parameters)).rows);
-      }
+      /** the inline group's parameters: a segment's follow the suppression's campaign id */
+      const inline = (segmentParameters: readonly unknown[] = []) => [now, start, campaignId, ...segmentParameters, now, start, campaignId, ...finish, campaignId, ...values, counted];
+      if (segment) return marks((await SEGMENT_GROUP(segment)(db, inline(segment.parameters))).rows);
       let rows: unknown[] | undefined;
       if (!unmigrated) {
         try {
@@ -98,7 +100,7 @@ export function sendGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWr
           unmigrated = true;
         }
       }
-      if (unmigrated) [rows] = await writeFixed(db, [{ text: GROUP_INLINE, parameters: [now, start, campaignId, now, start, campaignId, ...finish, campaignId, ...values, counted] }]);
+      if (unmigrated) [rows] = await writeFixed(db, [{ text: GROUP_INLINE, parameters: inline() }]);
       return marks(rows);
     },
     async startSends(trx, campaignId, start, now, segment) {
