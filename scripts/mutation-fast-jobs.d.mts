@@ -2,6 +2,8 @@
 export interface MutantJob {
   id: string;
   files: string[];
+  /** per file, the numbers of the only tests to run (a file not named here runs whole) */
+  only?: Record<string, number[]>;
   hitLimit: number;
 }
 export interface Verdict {
@@ -10,6 +12,8 @@ export interface Verdict {
   killedBy?: string;
   reason?: string;
   cpuMs?: number;
+  /** how many of its files ran whole after their selected tests failed without the mutant too */
+  wholeAgain?: number;
 }
 export declare function worker(plan: Record<string, unknown>, work: string, env?: NodeJS.ProcessEnv): { status: number | null; signal: NodeJS.Signals | null };
 export declare function readLines(file: string): Verdict[];
@@ -22,3 +26,5 @@ export declare function runJobs(options: {
   env?: NodeJS.ProcessEnv;
   progress?: (done: number, all: number) => void;
 }): Map<string, Verdict>;
+/** Coverage keys `<file>` and `<file>#<n>` (counts per mutant id) read per mutant id. */
+export declare function reachOf(perTest: Record<string, Record<string, number>>, files: string[]): (id: string) => { files: string[]; only: Record<string, number[]>; hits: number };

@@ -38,3 +38,28 @@ export function runJobs({ jobs, bundles, budgetMs, perProcess = 40, work, env, p
   }
   return new Map(readLines(out).map((r) => [r.id, r]));
 }
+
+/**
+ * The dry run's coverage (`<file>` for module code and before/after hooks, `<file>#<n>` for the file's n-th test
+ * with its beforeEach/afterEach hooks) read per mutant: the files that reach it, in `files`' order; `only[file]`,
+ * the numbers of the tests that reach it where no module code or hook of the file does; the hits over all.
+ */
+export function reachOf(perTest, files) {
+  const tests = new Map(files.map((f) => [f, []]));
+  for (const key of Object.keys(perTest)) {
+    const at = key.lastIndexOf('#');
+    if (at > 0 && tests.has(key.slice(0, at))) tests.get(key.slice(0, at)).push(Number(key.slice(at + 1)));
+  }
+  return (id) => {
+    const only = {};
+    let hits = 0;
+    const covering = files.filter((f) => {
+      const reached = tests.get(f).filter((n) => perTest[`${f}#${n}`][id]);
+      for (const n of reached) hits += perTest[`${f}#${n}`][id];
+      hits += perTest[f]?.[id] ?? 0;
+      if (!perTest[f]?.[id] && reached.length) only[f] = reached.sort((a, b) => a - b);
+      return perTest[f]?.[id] || reached.length;
+    });
+    return { files: covering, only, hits };
+  };
+}

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { bundle, instrument, mutatedFiles } from './mutation-fast-build.mjs';
-import { runJobs, worker } from './mutation-fast-jobs.mjs';
+import { reachOf, runJobs, worker } from './mutation-fast-jobs.mjs';
 import { printScores } from './mutation-scores.mjs';
 import { GROUPS, TARGETS, targetTests } from './mutation-targets.mjs';
 
@@ -54,17 +54,16 @@ async function runTarget(name, work) {
   // a file's budget per mutant: its clean time x3 + 10 s, x the load per core (the wall clock is shared)
   const slow = Math.max(1, loadavg()[0] / cpus().length);
   const budgetMs = Object.fromEntries(usable.map((f) => [f, Math.round((dry.files[f].ms * 3 + 10_000) * Math.min(slow, 6))]));
-  const perTest = dry.coverage.perTest;
-  const hits = (id) => usable.reduce((n, f) => n + (perTest[f]?.[id] ?? 0), 0);
+  const reach = reachOf(dry.coverage.perTest, usable);
   const old = kept(name, sources);
   const verdicts = new Map();
   const jobs = [];
   for (const m of mutants) {
     const prev = old.get(`${m.fileName}:${m.id}:${m.mutatorName}:${m.replacement}`);
-    const covering = usable.filter((f) => perTest[f]?.[m.id]);
+    const { files: covering, only, hits } = reach(m.id);
     if (prev) verdicts.set(m.id, { status: prev.status, killedBy: prev.killedBy, reason: prev.statusReason, kept: true });
     else if (covering.length === 0) verdicts.set(m.id, { status: 'NoCoverage' });
-    else jobs.push({ id: m.id, files: covering, hitLimit: (hits(m.id) + 1000) * 50 });
+    else jobs.push({ id: m.id, files: covering, only, hitLimit: (hits + 1000) * 50 });
   }
   console.log(`${name}: ${mutants.length} mutants in ${files.length} files, ${usable.length} test files (dry run ${(dry.cpuMs / 1000).toFixed(1)} s CPU); ${old.size ? `${verdicts.size} verdicts kept or uncovered, ` : ''}${jobs.length} to run`);
   const progress = (n, all) => process.stdout.write(`\r  ${n}/${all} mutants run, ${Math.round((Date.now() - started) / 60000)} min`);
