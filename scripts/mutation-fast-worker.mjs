@@ -14,6 +14,7 @@ let stray = [];
 process.on('uncaughtException', (e) => stray.push(e));
 process.on('unhandledRejection', (e) => stray.push(e));
 
+const cpuMs = (c) => Math.round((c.user + c.system) / 1000);
 const message = (e) => String(e?.stack ?? e).split('\n').slice(0, 3).join(' | ');
 
 async function call(fn, t) {
@@ -50,6 +51,7 @@ async function runTest(test, beforeEach, afterEach, failures, run) {
   if (test.skip || (plan.mode === 'mutants' && failures.length > 0)) return;
   // the dry run's coverage per test: what this test, its beforeEach/afterEach hooks and t.after reach
   if (plan.mode === 'dry') ns.currentTestId = `${run.file}#${index}`;
+  const cpu0 = process.cpuUsage();
   const { t, afters, controller } = context(test.name);
   try {
     for (const h of beforeEach) await call(h, t);
@@ -68,6 +70,7 @@ async function runTest(test, beforeEach, afterEach, failures, run) {
   controller.abort();
   // module code, before/after hooks and what runs between tests count for the whole file
   if (plan.mode === 'dry') ns.currentTestId = run.file;
+  run.testCpu[index] = cpuMs(process.cpuUsage(cpu0));
 }
 
 async function runSuite(suite, inherited, failures, run) {
@@ -107,7 +110,8 @@ async function runSuite(suite, inherited, failures, run) {
  */
 async function runFile(file, key, budgetMs, only) {
   const root = newSuite('<root>');
-  const run = { file, next: 0, only, gap: false, exact: false };
+  const run = { file, next: 0, only, gap: false, exact: false, testCpu: {} };
+  const cpu0 = process.cpuUsage();
   globalThis.__mutationCollector = { current: root };
   stray = [];
   const failures = [];
@@ -126,7 +130,7 @@ async function runFile(file, key, budgetMs, only) {
   await new Promise((resolve) => setTimeout(resolve, 20));
   failures.push(...stray.map((e) => `uncaught: ${message(e)}`));
   const hitLimit = failures.some((f) => f.includes('Hit count limit reached'));
-  return { ms: Date.now() - started, timedOut: outcome === 'timeout' || hitLimit, failures, exact: run.exact && stray.length === 0, tests: countTests(root) };
+  return { ms: Date.now() - started, timedOut: outcome === 'timeout' || hitLimit, failures, exact: run.exact && stray.length === 0, tests: countTests(root), cpuMs: cpuMs(process.cpuUsage(cpu0)), testCpu: run.testCpu };
 }
 
 async function dryRun() {
@@ -134,7 +138,7 @@ async function dryRun() {
   for (const file of plan.files) {
     ns.currentTestId = file;
     const r = await runFile(file, 'dry', plan.dryBudgetMs);
-    files[file] = { ms: r.ms, failures: r.failures, timedOut: r.timedOut, tests: r.tests };
+    files[file] = { ms: r.ms, failures: r.failures, timedOut: r.timedOut, tests: r.tests, cpuMs: r.cpuMs, testCpu: r.testCpu };
   }
   ns.currentTestId = undefined;
   const cpu = process.cpuUsage();
@@ -188,7 +192,7 @@ async function mutantRuns() {
     ns.activeMutant = undefined;
     ns.hitCount = undefined;
     const cpu = process.cpuUsage(cpu0);
-    appendFileSync(plan.out, `${JSON.stringify({ ...verdict, wholeAgain: job.wholeAgain, cpuMs: Math.round((cpu.user + cpu.system) / 1000) })}\n`);
+    appendFileSync(plan.out, `${JSON.stringify({ ...verdict, wholeAgain: job.wholeAgain, cpuMs: cpuMs(cpu) })}\n`);
     // a timed-out run may still be going on: a fresh process for the next mutant; and a bounded heap
     if (verdict.status === 'Timeout' || ++done >= plan.perProcess) process.exit(0);
   }

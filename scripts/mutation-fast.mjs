@@ -38,6 +38,13 @@ function kept(name, sources) {
   return out;
 }
 
+/** A file's CPU in the dry run, less that of its tests not in `only` (all of them run when none is given). */
+function selectionCost(file, only) {
+  if (!only) return file.cpuMs;
+  const left = Object.entries(file.testCpu).filter(([n]) => !only.includes(Number(n)));
+  return left.reduce((ms, [, t]) => ms - t, file.cpuMs);
+}
+
 async function runTarget(name, work) {
   const started = Date.now();
   const load = [loadavg()[0]];
@@ -60,7 +67,9 @@ async function runTarget(name, work) {
   const jobs = [];
   for (const m of mutants) {
     const prev = old.get(`${m.fileName}:${m.id}:${m.mutatorName}:${m.replacement}`);
-    const { files: covering, only, hits } = reach(m.id);
+    const { files: reached, only, hits } = reach(m.id);
+    // the cheapest run first: a file's tests that reached the mutant, by their CPU in the dry run
+    const covering = reached.map((f) => [f, selectionCost(dry.files[f], only[f])]).sort((a, b) => a[1] - b[1]).map(([f]) => f);
     if (prev) verdicts.set(m.id, { status: prev.status, killedBy: prev.killedBy, reason: prev.statusReason, kept: true });
     else if (covering.length === 0) verdicts.set(m.id, { status: 'NoCoverage' });
     else jobs.push({ id: m.id, files: covering, only, hitLimit: (hits + 1000) * 50 });
