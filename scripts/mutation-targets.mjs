@@ -30,6 +30,8 @@ const DRIP_WORKER_TESTS = [
   // rows cancelled behind an enrollment cancelled outside the run; reclaimed steps of one chunk, each by its own row
   'test/drips/cancelled-between-reads.test.ts',
   'test/drips/resumed-chunk.test.ts',
+  // a group with a step failed for good: notify_enrollment_failed for that enrollment alone
+  'test/drips/failed-beside-sent.test.ts',
   'test/delivery/recording.test.ts',
   'test/delivery/failures.test.ts',
   'test/delivery/throttle.test.ts',
