@@ -22,6 +22,16 @@ const DRIP_WORKER_TESTS = [
   'test/drips/claim-taken-back.test.ts',
   'test/drips/step-in-flight.test.ts',
   'test/drips/unsubscribed-during-delivery.test.ts',
+  // chunks of one run, a contact suppressed inside a chunk or while its step waits, a step's group commit
+  'test/drips/chunk-loop.test.ts',
+  'test/drips/suppressed-in-chunk.test.ts',
+  'test/drips/suppressed-while-waiting.test.ts',
+  'test/drips/step-group.test.ts',
+  // rows cancelled behind an enrollment cancelled outside the run; reclaimed steps of one chunk, each by its own row
+  'test/drips/cancelled-between-reads.test.ts',
+  'test/drips/resumed-chunk.test.ts',
+  // a group with a step failed for good: notify_enrollment_failed for that enrollment alone
+  'test/drips/failed-beside-sent.test.ts',
   'test/delivery/recording.test.ts',
   'test/delivery/failures.test.ts',
   'test/delivery/throttle.test.ts',
@@ -43,10 +53,13 @@ export const TARGETS = {
   // suppression-events.test.ts: the events' payloads on the wire.
   // delivery/deferral.test.ts: a campaign send deferred when its contact unsubscribes is suppressed and counted so;
   // status-by-upsert.test.ts: a suppressed status given to contacts.upsert or an import goes through the same flow;
-  // status-lift-by-upsert.test.ts: any other explicit status is written as given (it lifts a suppression).
+  // status-lift-by-upsert.test.ts: any other explicit status is written as given (it lifts a suppression);
+  // created-suppressed.test.ts: a contact created with a suppressed status, its event marked `created`;
+  // auto-pause.test.ts: late bounces (not unsubscribes) of sends before a resume go to the auto-pause base;
+  // transitions.test.ts: suppressContact, which only tests call.
   suppression: {
     mutate: ['src/core/suppression.ts'],
-    tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts', 'test/drips/deferral.test.ts', 'test/delivery/deferral.test.ts', 'test/triggers/suppression-events.test.ts', 'test/audience/status-by-upsert.test.ts', 'test/audience/status-lift-by-upsert.test.ts'],
+    tests: [...UNSUBSCRIBE_TESTS, ROUTE, 'test/send/send.test.ts', 'test/send/campaign.test.ts', 'test/drips/deferral.test.ts', 'test/delivery/deferral.test.ts', 'test/triggers/suppression-events.test.ts', 'test/audience/status-by-upsert.test.ts', 'test/audience/status-lift-by-upsert.test.ts', 'test/audience/created-suppressed.test.ts', 'test/campaigns/auto-pause.test.ts', 'test/drips/transitions.test.ts'],
   },
   // List-scoped and send-token unsubscribes: the gaps file reads what the scope and short-link tests leave unread.
   unsubscribe: { mutate: ['src/core/unsubscribe.ts'], tests: ['test/audience/mutation-gaps-unsubscribe.test.ts', ...UNSUBSCRIBE_TESTS, 'test/audience/unsubscribe-scope.test.ts', 'test/http/unsubscribe-short.test.ts'] },

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import { contactTimeline } from '../../src/core/timeline.ts';
 import type { Notify } from '../../src/notify.ts';
 import { forEachEngine, useNotify } from '../helpers/engines.ts';
 import { importText } from '../import/helpers.ts';
@@ -45,6 +46,12 @@ forEachEngine('a suppressed status set by upsert or import', (h) => {
     assert.equal((await n.contacts.upsert({ email: 'ann@example.com', status: 'unsubscribed' })).status, 'unsubscribed');
     assert.equal((await n.drips.getEnrollment(enrollment))?.status, 'cancelled');
     assert.deepEqual(await eventTypes(n, 'ann@example.com'), ['unsubscribe']);
+    const timeline = await contactTimeline(n.context, (await n.contacts.get('ann@example.com'))!);
+    assert.deepEqual(
+      timeline.filter((e) => e.kind === 'event').map((e) => [e.type, e.source]),
+      [['unsubscribe', 'api']],
+      "the person's timeline says where the opt-out came from",
+    );
     await n.contacts.upsert({ email: 'ann@example.com', status: 'unsubscribed', name: 'Ann' });
     assert.deepEqual(fired, ['unsubscribed:ann@example.com:api'], 'once: the second upsert changed no status');
     assert.equal((await n.contacts.get('ann@example.com'))?.name, 'Ann', 'the other fields are still written');

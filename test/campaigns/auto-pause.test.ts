@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { manualClock, minutes } from '../../src/core/clock.ts';
+import { newToken } from '../../src/core/tokens.ts';
 import { applyWebhookEvents } from '../../src/core/webhook-events.ts';
 import { isNotifyError } from '../../src/errors.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
@@ -12,6 +13,20 @@ async function bounce(notify: Notify, campaignId: number, n: number, type: 'boun
   const rows = await notify.context.store.db.selectFrom('notify_sends').select(['to_email', 'message_id']).where('campaign_id', '=', campaignId).where('status', '=', 'sent').orderBy('id').offset(skip).limit(n).execute();
   const events = rows.map((r) => ({ type, email: r.to_email, message_id: r.message_id!, id: `${type}-${r.message_id}` }));
   await applyWebhookEvents(notify.context, 'test', events, `c${campaignId}`);
+}
+
+/** one-click unsubscribes from the links of `n` sends of the campaign (in send order, after the first `skip`) */
+async function unsubscribeByLink(notify: Notify, campaignId: number, n: number, skip: number): Promise<void> {
+  const { db } = notify.context.store;
+  const rows = await db.selectFrom('notify_sends').select(['token', 'contact_id']).where('campaign_id', '=', campaignId).where('status', '=', 'sent').orderBy('id').offset(skip).limit(n).execute();
+  for (const r of rows) {
+    // the contacts inserted in bulk above have placeholder tokens: each gets a well-formed one
+    const token = newToken();
+    await db.updateTable('notify_contacts').set({ unsubscribe_token: token }).where('id', '=', r.contact_id!).execute();
+    const res = await notify.fetch(new Request(`http://x/notify/unsubscribe/${token}?s=${r.token}`, { method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) }));
+    assert.equal(res.status, 200);
+  }
+  assert.equal((await notify.campaigns.getCampaignReport(campaignId)).unsubscribed, n);
 }
 
 test('autoPauseBounceRate: a share from 0 to 1; -1, 2 and "fast" are CONFIG_INVALID', async () => {
@@ -149,6 +164,8 @@ forEachEngine('auto-pause', (h) => {
     const c = await resumedAfterPause('i');
     await bounce(notify, c.id, 30, 'bounce', 20);
     await bounce(notify, c.id, 13, 'bounce', 250);
+    // late unsubscribes from the links of sends before the resume count neither in the figures nor in the base
+    await unsubscribeByLink(notify, c.id, 5, 100);
     // 13 in the 250 since the resume (5.2%)
     const r = await notify.campaigns.send(c.id);
     assert.equal(r.sent, 0);

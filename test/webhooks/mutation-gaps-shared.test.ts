@@ -126,6 +126,19 @@ describe('custom webhook drivers from modules', () => {
     });
   }
 
+  test("the module's or the constructor's own error is kept as the cause, for the application's logs", async () => {
+    await assert.rejects(open('./missing.mjs#Good'), (err: unknown) => {
+      assert.ok(isNotifyError(err, 'CONFIG_INVALID'));
+      assert.equal((err.cause as NodeJS.ErrnoException | undefined)?.code, 'ERR_MODULE_NOT_FOUND');
+      return true;
+    });
+    await assert.rejects(open('./drivers.mjs#Bad'), (err: unknown) => {
+      assert.ok(isNotifyError(err, 'CONFIG_INVALID'));
+      assert.equal((err.cause as Error | undefined)?.message, 'boom');
+      return true;
+    });
+  });
+
   test('a driver object without the methods is CONFIG_INVALID naming what it is', async () => {
     await assert.rejects(createNotify(testOptions(db.url, { webhookDriver: { verifySignature: () => true } as never })), (err: unknown) => {
       assert.ok(isNotifyError(err, 'CONFIG_INVALID'));
