@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { boundSenderHeap } from '../../src/cli/sender-heap.ts';
 import { createNotify } from '../../src/notify.ts';
 import { ready, serveCommands } from '../lib/child.ts';
 import { benchEmailHtml } from '../lib/email.ts';
@@ -19,6 +20,8 @@ import { benchEmailHtml } from '../lib/email.ts';
  * `memory: true` adds `memory`: process.memoryUsage() sampled every 200 ms through the timed part.
  */
 const [database, mailer] = process.argv.slice(2);
+// as notify:send-campaign and `notify worker` bound it (BENCH_SUBJECT_NODE_FLAGS='--heap-growing-percent=0': V8's own growth)
+boundSenderHeap();
 const notify = await createNotify({ database, mailer, configFile: false, env: {}, logLevel: 'warn', fromEmail: 'news@example.com', baseUrl: 'https://news.example.com', batchSize: 1_000_000 });
 const html = benchEmailHtml();
 const emails: string[] = [];
