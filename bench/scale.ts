@@ -7,7 +7,7 @@ import { startGuard } from './lib/guard.ts';
 import { sized } from './lib/options.ts';
 import { count, fmt, info, report, skip } from './lib/report.ts';
 import { startRemoteSink } from './lib/sink.ts';
-import { startSendWorker } from './lib/workers.ts';
+import { type MemorySample, startSendWorker } from './lib/workers.ts';
 
 /**
  * A 100,000-contact campaign on PostgreSQL to the SMTP sink, as one notify:send-campaign run
@@ -67,6 +67,20 @@ function flatness(samples: number[]): string {
   return `mean over the first 10% of the run ${first.toFixed(0)} MB, over the last 10% ${last.toFixed(0)} MB (${last >= first ? '+' : ''}${(last - first).toFixed(1)} MB)`;
 }
 
+/**
+ * process.memoryUsage() of the sender, first tenth against last tenth of the run and the peak of each
+ * field: heapTotal is V8's reserved heap (old-space garbage between mark-compacts shows there),
+ * external and arrayBuffers the Buffers (socket writes, pg's reads) outside it.
+ */
+function breakdown(samples: MemorySample[]): string {
+  const fields = ['heapTotal', 'heapUsed', 'external', 'arrayBuffers'] as const;
+  const tenth = Math.max(1, Math.floor(samples.length / 10));
+  const mean = (xs: MemorySample[], f: (typeof fields)[number]) => xs.reduce((a, x) => a + x[f], 0) / xs.length;
+  return fields
+    .map((f) => `${f} ${mean(samples.slice(0, tenth), f).toFixed(0)} -> ${mean(samples.slice(-tenth), f).toFixed(0)} MB (peak ${Math.max(...samples.map((x) => x[f])).toFixed(0)})`)
+    .join(', ');
+}
+
 /** Messages per second over the arrival times from index a to b. */
 const rate = (times: number[], a: number, b: number) => (b - a) / (Math.max(1, times[b] - times[a]) / 1000);
 
@@ -91,7 +105,7 @@ else {
       const samples: number[] = [];
       const sampler = setInterval(() => samples.push(rssMB(pid)), 200);
       const guard = await startGuard();
-      const run = await worker.campaign('scale').finally(() => clearInterval(sampler));
+      const run = await worker.campaign('scale', { memory: true }).finally(() => clearInterval(sampler));
       const checked = guard.finish();
       const stats = await sink.waitFor(CONTACTS);
       if (run.sent !== CONTACTS || stats.duplicates > 0) throw new Error(`sent ${run.sent} of ${CONTACTS}; ${stats.duplicates} duplicates in the sink`);
@@ -104,6 +118,7 @@ else {
       const name = (what: string) => `scale ${count(CONTACTS)}-contact campaign, ${what} [postgres]`;
       report({ name: name('rate over the last 10%'), value: last, unit: 'msg/s', baselineName: 'first 10%', baseline: first, target: { on: 'ratio', op: '>=', limit: 0.9 }, note: `autovacuum ${vacuum}` }, checked);
       info('RSS', flatness(samples));
+      if (run.memory?.length) info('memory', `first 10% -> last 10% of the run: ${breakdown(run.memory)}`);
       report({ name: name('peak RSS'), value: maxRss, unit: 'MB', baselineName: 'RSS before the run', baseline: startRss, target: { on: 'value', op: '<', limit: 200 }, note: 'sampled every 200 ms' }, checked);
     } finally {
       await worker.stop();

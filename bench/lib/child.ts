@@ -39,7 +39,9 @@ export async function startChild<T = Record<string, unknown>>(file: string | URL
   // a profiled subject runs compiled, so its profile shows source lines and no tsx loader
   if (profile.length && path.endsWith('.ts')) path = (await compiled(pathToFileURL(path))).file;
   const loader = path.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const [command, args] = onCore(opts.core, process.execPath, [...profile, ...loader, path, ...(opts.args ?? [])]);
+  // node's flags for the process under test only (`BENCH_SUBJECT_NODE_FLAGS='--trace-gc'`): NODE_OPTIONS refuses some, and would reach every process
+  const flags = opts.subject ? (process.env.BENCH_SUBJECT_NODE_FLAGS ?? '').split(' ').filter(Boolean) : [];
+  const [command, args] = onCore(opts.core, process.execPath, [...profile, ...flags, ...loader, path, ...(opts.args ?? [])]);
   const proc = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...opts.env } });
   if (profile.length) console.error(`  (profiling ${path.split('/').pop()} ${opts.args?.[0] ?? ''}: pid ${proc.pid})`);
   let doneValue: unknown;

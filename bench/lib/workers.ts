@@ -11,13 +11,23 @@ export interface SendRun {
   failed: number;
   ms: number;
   cpuMs: number;
+  /** process.memoryUsage() in MB every 200 ms through the timed part, when asked for (`memory`) */
+  memory?: MemorySample[];
+}
+
+export interface MemorySample {
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
 }
 
 export interface SendWorker {
   child: Child<{ pid: number }>;
   seed(n: number, list?: string): Promise<void>;
-  /** `collect`: a full garbage collection just before the timed part (bench/servers/send-worker.ts) */
-  campaign(list?: string, opts?: { collect?: boolean }): Promise<SendRun>;
+  /** `collect`: a full garbage collection just before the timed part (bench/servers/send-worker.ts); `memory`: sample it */
+  campaign(list?: string, opts?: { collect?: boolean; memory?: boolean }): Promise<SendRun>;
   drips(list?: undefined, opts?: { collect?: boolean }): Promise<SendRun>;
   stop(): Promise<void>;
 }
@@ -31,8 +41,8 @@ export async function startSendWorker(smtpUrl: string, database?: string, compil
   const source = new URL('../servers/send-worker.ts', import.meta.url);
   const js = compiledJs ? await compiled(source) : undefined;
   const child = await startChild<{ pid: number }>(js?.file ?? source, { args: [database ?? `sqlite:${join(dir!, 'notify.db')}`, smtpUrl], core: SUBJECT_CORE, subject: true });
-  const run = (what: string) => async (list?: string, opts: { collect?: boolean } = {}) => {
-    const r = await child.call<SendRun>({ do: what, list, collect: opts.collect === true });
+  const run = (what: string) => async (list?: string, opts: { collect?: boolean; memory?: boolean } = {}) => {
+    const r = await child.call<SendRun>({ do: what, list, collect: opts.collect === true, memory: opts.memory === true });
     if (r.failed > 0) throw new Error(`${what}: ${r.failed} of ${r.sent + r.failed} failed`);
     return r;
   };

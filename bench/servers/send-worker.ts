@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { boundSenderHeap } from '../../src/cli/sender-heap.ts';
 import { createNotify } from '../../src/notify.ts';
 import { ready, serveCommands } from '../lib/child.ts';
 import { benchEmailHtml } from '../lib/email.ts';
@@ -15,9 +16,12 @@ import { benchEmailHtml } from '../lib/email.ts';
  *   { do: 'drips' }      a new one-step sequence, every contact enrolled (not timed), then
  *                        notify:process-drips runs until the step went to every contact
  * Both send the same 20 KB / 30-link email, so CPU per message compares like with like.
- * `collect: true` on either runs a full garbage collection just before the timed part.
+ * `collect: true` on either runs a full garbage collection just before the timed part;
+ * `memory: true` adds `memory`: process.memoryUsage() sampled every 200 ms through the timed part.
  */
 const [database, mailer] = process.argv.slice(2);
+// as notify:send-campaign and `notify worker` bound it (BENCH_SUBJECT_NODE_FLAGS='--heap-growing-percent=0': V8's own growth)
+boundSenderHeap();
 const notify = await createNotify({ database, mailer, configFile: false, env: {}, logLevel: 'warn', fromEmail: 'news@example.com', baseUrl: 'https://news.example.com', batchSize: 1_000_000 });
 const html = benchEmailHtml();
 const emails: string[] = [];
@@ -37,13 +41,22 @@ function collectGarbage() {
   gc();
 }
 
-async function timed(work: () => Promise<{ sent: number; failed: number }>, collect = false) {
+/** Where the sender's memory is, in MB: which part grows is which part to cut. */
+const memoryNow = () => {
+  const m = process.memoryUsage();
+  const mb = (n: number) => Math.round(n / 1024 / 102.4) / 10;
+  return { rss: mb(m.rss), heapTotal: mb(m.heapTotal), heapUsed: mb(m.heapUsed), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers) };
+};
+
+async function timed(work: () => Promise<{ sent: number; failed: number }>, collect = false, memory = false) {
   if (collect) collectGarbage();
+  const samples: ReturnType<typeof memoryNow>[] = [];
+  const sampler = memory ? setInterval(() => samples.push(memoryNow()), 200) : undefined;
   const cpu = process.cpuUsage();
   const start = performance.now();
-  const r = await work();
+  const r = await work().finally(() => clearInterval(sampler));
   const used = process.cpuUsage(cpu);
-  return { ...r, ms: performance.now() - start, cpuMs: (used.user + used.system) / 1000 };
+  return { ...r, ms: performance.now() - start, cpuMs: (used.user + used.system) / 1000, ...(memory ? { memory: samples } : {}) };
 }
 
 async function seed(n: number, list?: string): Promise<{ contacts: number }> {
@@ -54,9 +67,9 @@ async function seed(n: number, list?: string): Promise<{ contacts: number }> {
   return { contacts: emails.length };
 }
 
-async function campaign(list?: string, collect = false) {
+async function campaign(list?: string, collect = false, memory = false) {
   const { id } = await notify.campaigns.create({ subject: 'This week', html, list });
-  return timed(() => notify.campaigns.send(id), collect);
+  return timed(() => notify.campaigns.send(id), collect, memory);
 }
 
 async function drips(collect = false) {
@@ -78,7 +91,7 @@ serveCommands(
   (cmd) => {
     const list = typeof cmd.list === 'string' ? cmd.list : undefined;
     if (cmd.do === 'seed') return seed(Number(cmd.n), list);
-    if (cmd.do === 'campaign') return campaign(list, cmd.collect === true);
+    if (cmd.do === 'campaign') return campaign(list, cmd.collect === true, cmd.memory === true);
     if (cmd.do === 'drips') return drips(cmd.collect === true);
     throw new Error(`unknown command ${cmd.do}`);
   },

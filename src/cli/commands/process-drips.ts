@@ -3,6 +3,7 @@ import type { DripRunDetail } from '../../core/drip-run.ts';
 import { runDrips } from '../../core/drip-run.ts';
 import { NotifyError } from '../../errors.ts';
 import { withNotify } from '../open.ts';
+import { boundSenderHeap } from '../sender-heap.ts';
 
 /**
  * `notify notify:process-drips`: one run (at most batchSize enrollments). Schedule it (cron, a
@@ -15,6 +16,7 @@ export function registerProcessDrips(program: Command): void {
     .description('send every drip step that is due (one run: at most batchSize emails); safe to run from several machines at once')
     .option('--json', 'print the run as JSON')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
+      boundSenderHeap();
       await withNotify(cmd, async (notify) => {
         const r = await runDrips(notify.context);
         console.log(opts.json ? JSON.stringify(r) : dripSummary(r));

@@ -4,6 +4,7 @@ import type { RunProgress } from '../../core/campaign-run.ts';
 import type { CampaignRunResult } from '../../core/types.ts';
 import { NotifyError } from '../../errors.ts';
 import { withNotify } from '../open.ts';
+import { boundSenderHeap } from '../sender-heap.ts';
 
 interface Options {
   all?: boolean;
@@ -22,6 +23,7 @@ export function registerSendCampaign(program: Command): void {
     .option('--all', 'repeat runs until the campaign is sent')
     .action(async (campaignId: string, opts: Options, cmd: Command) => {
       if (!/^[0-9]+$/.test(campaignId)) throw new NotifyError('INVALID_INPUT', `Campaign id must be a number (got ${JSON.stringify(campaignId)})`);
+      boundSenderHeap();
       await withNotify(cmd, async (notify) => {
         const id = Number(campaignId);
         for (let run = 1; ; run++) {

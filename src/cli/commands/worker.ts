@@ -6,6 +6,7 @@ import { nextWake } from '../../core/next-wake.ts';
 import { NotifyError } from '../../errors.ts';
 import type { Notify } from '../../notify.ts';
 import { withNotify } from '../open.ts';
+import { boundSenderHeap } from '../sender-heap.ts';
 import { summary } from './send-campaign.ts';
 import { dripSummary } from './process-drips.ts';
 
@@ -27,6 +28,7 @@ export function registerWorker(program: Command): void {
     .description('run notify:process-drips and pending campaign batches on an interval until SIGTERM/SIGINT')
     .option('-i, --interval <seconds>', 'pause between rounds when there was nothing more to do', '30')
     .action(async (opts: Options, cmd: Command) => {
+      boundSenderHeap();
       const interval = Number(opts.interval);
       if (!/^\d+(\.\d+)?$/.test(opts.interval) || interval <= 0 || interval > 86_400) {
         throw new NotifyError('INVALID_INPUT', `--interval must be a number of seconds from 0.001 to 86400 (got ${JSON.stringify(opts.interval)})`);

@@ -28,6 +28,30 @@ export function toSendRecord(row: SendRow): SendRecord {
   };
 }
 
+/** The record of a row just inserted with `values(r, now)`: what toSendRecord reads back from it, without the read. */
+export function newSendRecord(r: NewSend, id: number, now: number, attempts: number): SendRecord {
+  return {
+    id,
+    token: r.token,
+    status: r.status,
+    campaign_id: r.campaign_id ?? null,
+    contact_id: r.contact_id ?? null,
+    enrollment_id: r.enrollment_id ?? null,
+    to_email: r.to_email,
+    subject: r.subject,
+    error: r.error ?? null,
+    message_id: null,
+    created_at: new Date(now),
+    sent_at: null,
+    opened_at: null,
+    clicked_at: null,
+    // a copy, as the JSON written and read back was
+    suppressed_recipients: r.suppressed_recipients?.length ? (JSON.parse(JSON.stringify(r.suppressed_recipients)) as SuppressedRecipient[]) : [],
+    attempts,
+    next_attempt_at: null,
+  };
+}
+
 /** A JSON list column: text on SQLite, already parsed jsonb on PostgreSQL. */
 function listOf(value: unknown): unknown[] {
   const parsed = typeof value === 'string' && value !== '' ? JSON.parse(value) : value;
