@@ -28,6 +28,30 @@ export function toSendRecord(row: SendRow): SendRecord {
   };
 }
 
+/** the record of a row just inserted from `r` (what its RETURNING * would read back) */
+export function claimedRecord(id: number, r: NewSend, now: number, attempts: number): SendRecord {
+  const at = toDate(now)!;
+  return {
+    id,
+    token: r.token,
+    status: r.status,
+    campaign_id: r.campaign_id ?? null,
+    contact_id: r.contact_id ?? null,
+    enrollment_id: r.enrollment_id ?? null,
+    to_email: r.to_email,
+    subject: r.subject,
+    error: r.error ?? null,
+    message_id: null,
+    created_at: at,
+    sent_at: null,
+    opened_at: null,
+    clicked_at: null,
+    suppressed_recipients: r.suppressed_recipients?.length ? [...r.suppressed_recipients] : [],
+    attempts,
+    next_attempt_at: null,
+  };
+}
+
 /** A JSON list column: text on SQLite, already parsed jsonb on PostgreSQL. */
 function listOf(value: unknown): unknown[] {
   const parsed = typeof value === 'string' && value !== '' ? JSON.parse(value) : value;
