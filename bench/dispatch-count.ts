@@ -107,7 +107,7 @@ try {
     if (result.sent !== RECIPIENTS || sink_.duplicates > 0) throw new Error(`sent ${result.sent} of ${RECIPIENTS}; sink ${sink_.messages}, ${sink_.duplicates} duplicates`);
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     // a group commit that is one statement (PostgreSQL) is a transaction of its own
-    const commits = (counts.get('commit') ?? 0) + [...counts].filter(([text]) => ['with started as', 'with suppressed as', 'with finished as', 'select kind, id, attempts from notify_send_group'].some((w) => text.startsWith(w))).reduce((a, [, k]) => a + k, 0);
+    const commits = (counts.get('commit') ?? 0) + [...counts].filter(([text]) => ['with started as', 'with suppressed as', 'with finished as', 'select kind, id, attempts from notify_send_group', 'select kind, id from notify_step_group'].some((w) => text.startsWith(w))).reduce((a, [, k]) => a + k, 0);
     const cpuUs = ((used.user + used.system) / result.sent).toFixed(0);
     console.log(`round ${r + 1} (${engine}, ${RECIPIENTS}): ${(result.sent / commits).toFixed(2)} messages per commit, ${(total / result.sent).toFixed(2)} statements per message, ${cpuUs} us CPU per message (raw nodemailer ${rawUs.toFixed(0)} us, ratio ${(rawUs / Number(cpuUs)).toFixed(3)}), ${((result.sent / ms) * 1000).toFixed(0)} msg/s (wall, load-dependent)`);
     if (engine === 'postgres') console.log(`  PostgreSQL backends: ${(databaseUs / result.sent).toFixed(0)} us CPU per message (10 ms ticks)`);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { minutes } from '../../src/core/clock.ts';
 import { newToken } from '../../src/core/tokens.ts';
 import { ENGINES } from '../helpers/engines.ts';
@@ -52,6 +53,26 @@ for (const engine of ENGINES) {
       assert.deepEqual(await state(b[0].id), { status: 'active', step_index: 1, next_send_at: next, attempts: 0, last_error: null });
       assert.deepEqual(await state(b[2].id), { status: 'active', step_index: 1, next_send_at: next, attempts: 0, last_error: 'null' });
       assert.equal((await state(b[1].id)).status, 'processing', 'still held by the run that claimed it');
+    });
+
+    test('a database without notify_step_group (not migrated to 024 yet): the run writes its groups as one statement of its own', { skip: engine !== 'postgres' && 'a PostgreSQL function' }, async (t) => {
+      const w = await dripWorld(engine);
+      t.after(() => w.close());
+      await sql`drop function notify_step_group`.execute(w.notify.context.store.db);
+      await w.notify.drips.createSequence({ name: 'welcome', steps: STEPS });
+      for (const n of [1, 2, 3]) await w.notify.drips.enroll({ contact: (await w.notify.contacts.upsert({ email: `u${n}@example.com` })).email, sequence: 'welcome' });
+      const run = await w.notify.drips.process();
+      assert.deepEqual([run.sent, run.failed], [3, 0]);
+      const rows = await w.notify.context.store.db.selectFrom('notify_enrollments').select(['status', 'step_index']).execute();
+      assert.deepEqual(
+        rows.map((r) => [r.status, Number(r.step_index)]),
+        [
+          ['active', 1],
+          ['active', 1],
+          ['active', 1],
+        ],
+      );
+      assert.equal(w.mailer.messages.length, 3);
     });
   });
 }

@@ -43,15 +43,12 @@ const STILL_WANTED =
   "exists (select 1 from notify_contacts ct where ct.id = s.contact_id and ct.status = 'subscribed' and (k.list_id is null or exists (select 1 from notify_list_members m where m.list_id = k.list_id and m.contact_id = ct.id and m.status = 'subscribed')))";
 
 /**
- * One group commit of campaign p_campaign (postgres/send-groups.ts): sends about to start whose
- * contact left become `suppressed`, the others `sending` (both from `queued`, only while the
- * campaign is `sending`, which they hold), the outcomes go on their rows while those are
- * `sending`, then the counters (p_counts in SEND_GROUP_COUNTERS order, plus the suppressed)
- * when p_counted or a send was suppressed. Each part reads the one before, so they run in that
- * order. Returns the started ('s', id, attempts) and suppressed ('x', id, 0) sends.
+ * A PL/pgSQL function returning the rows of its one query `body`, whose generic plan each
+ * connection keeps, made with sequential scans off (see up). Shared with migration 024: the text
+ * made here must stay what it was when 022 first ran.
  */
-const SEND_GROUP_FUNCTION = `create or replace function notify_send_group(p_now bigint, p_start bigint[], p_campaign bigint, p_outcomes jsonb, p_finish bigint[], p_counts bigint[], p_counted boolean)
-returns table (kind text, id bigint, attempts integer)
+export const keptPlanFunction = (signature: string, returns: string, body: string) => `create or replace function ${signature}
+returns table (${returns})
 language plpgsql
 set plan_cache_mode = force_generic_plan
 set enable_seqscan = off
@@ -59,7 +56,30 @@ as $$
 #variable_conflict use_column
 begin
   return query
-  with suppressed as (
+${body};
+end
+$$`;
+
+/** the outcomes (p_outcomes, their ids p_finish) on their rows while those are `sending`, after the CTE `started` */
+export const FINISHED_IN_FUNCTION = `  finished as (
+    update notify_sends as s set status = x.status, error = x.error, message_id = x.message_id, sent_at = x.sent_at, next_attempt_at = x.next_attempt_at, updated_at = x.updated_at
+    from jsonb_to_recordset(p_outcomes) as x(id bigint, status text, error text, message_id text, sent_at bigint, next_attempt_at bigint, updated_at bigint)
+    where s.id = any(p_finish) and s.id = x.id and s.status || '' = 'sending' and (select count(*) from started) >= 0
+    returning s.id
+  ),`;
+
+/**
+ * One group commit of campaign p_campaign (postgres/send-groups.ts): sends about to start whose
+ * contact left become `suppressed`, the others `sending` (both from `queued`, only while the
+ * campaign is `sending`, which they hold), the outcomes go on their rows while those are
+ * `sending`, then the counters (p_counts in SEND_GROUP_COUNTERS order, plus the suppressed)
+ * when p_counted or a send was suppressed. Each part reads the one before, so they run in that
+ * order. Returns the started ('s', id, attempts) and suppressed ('x', id, 0) sends.
+ */
+const SEND_GROUP_FUNCTION = keptPlanFunction(
+  'notify_send_group(p_now bigint, p_start bigint[], p_campaign bigint, p_outcomes jsonb, p_finish bigint[], p_counts bigint[], p_counted boolean)',
+  'kind text, id bigint, attempts integer',
+  `  with suppressed as (
     update notify_sends as s set status = 'suppressed', error = null, next_attempt_at = null, updated_at = p_now
     where s.id = any(p_start) and s.status || '' = 'queued'
       and exists (select 1 from notify_campaigns k where k.id = p_campaign and k.status = 'sending' and not ${STILL_WANTED} for share)
@@ -71,12 +91,7 @@ begin
       and exists (select 1 from notify_campaigns k where k.id = p_campaign and k.status = 'sending' for share)
     returning s.id, s.attempts
   ),
-  finished as (
-    update notify_sends as s set status = x.status, error = x.error, message_id = x.message_id, sent_at = x.sent_at, next_attempt_at = x.next_attempt_at, updated_at = x.updated_at
-    from jsonb_to_recordset(p_outcomes) as x(id bigint, status text, error text, message_id text, sent_at bigint, next_attempt_at bigint, updated_at bigint)
-    where s.id = any(p_finish) and s.id = x.id and s.status || '' = 'sending' and (select count(*) from started) >= 0
-    returning s.id
-  ),
+${FINISHED_IN_FUNCTION}
   counted as (
     insert into notify_campaign_counters as c (campaign_id, ${SEND_GROUP_COUNTERS.join(', ')})
     select p_campaign${SEND_GROUP_COUNTERS.map((n, i) => (n === 'suppressed' ? `, p_counts[${i + 1}] + (select count(*) from suppressed)` : `, p_counts[${i + 1}]`)).join('')}
@@ -85,6 +100,5 @@ begin
   )
   select 's'::text, st.id, st.attempts from started st
   union all
-  select 'x'::text, su.id, 0 from suppressed su;
-end
-$$`;
+  select 'x'::text, su.id, 0 from suppressed su`,
+);

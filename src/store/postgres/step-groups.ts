@@ -18,7 +18,7 @@ const STEP_START = fixedStatement(STEP_START_POSTGRES);
 /**
  * A drip group in ONE statement: the starts, then the outcomes, then the settlements, each under
  * its own claim token (each part reads the one before it, which makes them run in that order).
- * `kind` tells started send ids from settled enrollment ids.
+ * `kind` tells started send ids from settled enrollment ids. For a database not migrated to 024 yet.
  */
 const STEP_GROUP_POSTGRES = planEachRun(`with started as (${STEP_START_POSTGRES}),
 finished as (
@@ -33,11 +33,32 @@ settled as (
 )
 select 's' as kind, id from started union all select 'e' as kind, id from settled`);
 
+/**
+ * The group as a call of notify_step_group (migration 024), whose plan each connection keeps: the
+ * statement above was parsed and planned on every group, about half of the backend's CPU per group.
+ */
+const GROUP_POSTGRES = 'select kind, id from notify_step_group(?::bigint, ?::jsonb, ?::bigint[], ?::jsonb, ?::bigint[], ?::jsonb, ?::bigint[])';
+
+/** undefined_function: the database predates notify_step_group */
+const isMissingFunction = (err: unknown) => (err as { code?: string })?.code === '42883';
+
 /** a drip group commit as one statement, as a campaign's (send-groups.ts) */
 export function stepGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWrites, 'writeStepGroup' | 'startSteps'> {
+  /** the function was missing once: this store's database predates it (a migrate meanwhile is seen by the next store) */
+  let unmigrated = false;
   return {
     async writeStepGroup(db, { start, outcomes, settlements }, now) {
-      const [out] = await writeFixed(db, [{ text: STEP_GROUP_POSTGRES, parameters: [now, JSON.stringify(start), ...finishParameters(outcomes, now), now, JSON.stringify(settlements)] }]);
+      const [finishJson, finishIds] = finishParameters(outcomes, now);
+      let out: unknown[] | undefined;
+      if (!unmigrated) {
+        try {
+          [out] = await writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, JSON.stringify(start), start.map((s) => s.id), finishJson, finishIds, JSON.stringify(settlements), settlements.map((e) => e.id)] }]);
+        } catch (err) {
+          if (!isMissingFunction(err)) throw err;
+          unmigrated = true;
+        }
+      }
+      if (unmigrated) [out] = await writeFixed(db, [{ text: STEP_GROUP_POSTGRES, parameters: [now, JSON.stringify(start), finishJson, finishIds, now, JSON.stringify(settlements)] }]);
       const marked = (out ?? []) as { kind: string; id: number }[];
       return { started: new Set(marked.filter((r) => r.kind === 's').map((r) => Number(r.id))), settled: new Set(marked.filter((r) => r.kind === 'e').map((r) => Number(r.id))) };
     },
