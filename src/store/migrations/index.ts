@@ -21,7 +21,7 @@ import * as eventsDropClickIndex from './018_events_drop_click_index.ts';
 import * as eventsContactFromSend from './019_events_contact_from_send.ts';
 import * as campaignAutoPauseBase from './021_campaign_auto_pause_base.ts';
 import * as sendGroupWrites from './022_send_group_writes.ts';
-import * as stepGroupWrites from './024_step_group_writes.ts';
+import * as stepGroupWrites from './023_step_group_writes.ts';
 import { MIGRATION_TABLE, upgradeLegacyNames } from './legacy-names.ts';
 
 /**
@@ -63,7 +63,7 @@ export const MIGRATIONS: Readonly<Record<string, MigrationModule>> = {
   '019_events_contact_from_send': eventsContactFromSend,
   '021_campaign_auto_pause_base': campaignAutoPauseBase,
   '022_send_group_writes': sendGroupWrites,
-  '024_step_group_writes': stepGroupWrites,
+  '023_step_group_writes': stepGroupWrites,
 };
 
 export interface MigrateResult {
