@@ -64,5 +64,7 @@ export const before = hook('before');
 export const after = hook('after');
 export const beforeEach = hook('beforeEach');
 export const afterEach = hook('afterEach');
+// node:test also hangs these on `test` (test/campaigns/lifecycle.test.ts calls test.after)
+Object.assign(test, { before, after, beforeEach, afterEach, describe, it: test, suite: describe });
 
 export default test;
