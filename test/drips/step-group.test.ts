@@ -55,7 +55,7 @@ for (const engine of ENGINES) {
       assert.equal((await state(b[1].id)).status, 'processing', 'still held by the run that claimed it');
     });
 
-    test('a database without notify_step_group (not migrated to 024 yet): the run writes its groups as one statement of its own', { skip: engine !== 'postgres' && 'a PostgreSQL function' }, async (t) => {
+    test('a database without notify_step_group (not migrated to 023 yet): the run writes its groups as one statement of its own', { skip: engine !== 'postgres' && 'a PostgreSQL function' }, async (t) => {
       const w = await dripWorld(engine);
       t.after(() => w.close());
       await sql`drop function notify_step_group`.execute(w.notify.context.store.db);

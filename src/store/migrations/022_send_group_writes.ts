@@ -44,7 +44,7 @@ const STILL_WANTED =
 
 /**
  * A PL/pgSQL function returning the rows of its one query `body`, whose generic plan each
- * connection keeps, made with sequential scans off (see up). Shared with migration 024: the text
+ * connection keeps, made with sequential scans off (see up). Shared with migration 023: the text
  * made here must stay what it was when 022 first ran.
  */
 export const keptPlanFunction = (signature: string, returns: string, body: string) => `create or replace function ${signature}

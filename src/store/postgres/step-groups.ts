@@ -18,7 +18,7 @@ const STEP_START = fixedStatement(STEP_START_POSTGRES);
 /**
  * A drip group in ONE statement: the starts, then the outcomes, then the settlements, each under
  * its own claim token (each part reads the one before it, which makes them run in that order).
- * `kind` tells started send ids from settled enrollment ids. For a database not migrated to 024 yet.
+ * `kind` tells started send ids from settled enrollment ids. For a database not migrated to 023 yet.
  */
 const STEP_GROUP_POSTGRES = planEachRun(`with started as (${STEP_START_POSTGRES}),
 finished as (
@@ -34,7 +34,7 @@ settled as (
 select 's' as kind, id from started union all select 'e' as kind, id from settled`);
 
 /**
- * The group as a call of notify_step_group (migration 024), whose plan each connection keeps: the
+ * The group as a call of notify_step_group (migration 023), whose plan each connection keeps: the
  * statement above was parsed and planned on every group, about half of the backend's CPU per group.
  */
 const GROUP_POSTGRES = 'select kind, id from notify_step_group(?::bigint, ?::jsonb, ?::bigint[], ?::jsonb, ?::bigint[], ?::jsonb, ?::bigint[])';
