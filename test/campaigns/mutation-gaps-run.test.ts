@@ -6,7 +6,7 @@ import { isNotifyError } from '../../src/errors.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { forEachEngine, testOptions } from '../helpers/engines.ts';
 import { recordingLogger } from '../helpers/log-lines.ts';
-import { sendRows } from './helpers.ts';
+import { holdingMailer, sendRows } from './helpers.ts';
 
 /** A mailer that keeps the recipients it was handed; `fail` (when set) answers with that SMTP code instead. */
 function recordingMailer(fail?: () => number | undefined) {
@@ -136,6 +136,64 @@ forEachEngine('campaign run: what a run sends, counts and says', (h) => {
       const second = await notify.campaigns.send(c.id);
       assert.deepEqual([second.sent, second.suppressed, second.done], [1, 5, true]);
       assert.deepEqual(rec.delivered, ['live@example.com']);
+    } finally {
+      await notify.close();
+    }
+  });
+
+  test('a contact who leaves between the claim and the send is suppressed, not sent, and not spent from the batch', async () => {
+    let notify!: Notify;
+    const delivered: string[] = [];
+    const mailer: Mailer = {
+      name: 'leaving',
+      concurrency: 1,
+      async send(m) {
+        // while the first message is out, the second member of the same chunk unsubscribes
+        if (delivered.length === 0) await notify.contacts.upsert({ email: 'lv1@example.com', status: 'unsubscribed' });
+        delivered.push(m.to[0]);
+        return { messageId: m.messageId };
+      },
+    };
+    notify = await createNotify(testOptions(h.url, { mailer, batchSize: 3 }));
+    try {
+      await seed(notify, 'lv', 5);
+      const c = await notify.campaigns.create({ subject: 'Leaving', text: 'hello', list: 'lv' });
+      const budgets: number[] = [];
+      const r = await notify.campaigns.send(c.id, { onProgress: (p) => budgets.push(p.budget) });
+      assert.equal(r.suppressed, 1);
+      assert.equal(budgets.at(-1), 3 - r.sent, 'what the run may still send: batchSize less the sends made, the one who left not among them');
+      const rest = await notify.campaigns.send(c.id);
+      assert.equal(rest.done, true);
+      assert.deepEqual(delivered, ['lv0@example.com', 'lv2@example.com', 'lv3@example.com', 'lv4@example.com']);
+      assert.deepEqual(
+        (await sendRows(notify, c.id)).map((row) => row.status),
+        ['sent', 'suppressed', 'sent', 'sent', 'sent'],
+      );
+    } finally {
+      await notify.close();
+    }
+  });
+
+  test('paused mid-run: the chunk claimed ahead is given back, its suppressed members stay suppressed and are counted', async () => {
+    const hold = holdingMailer(40);
+    const notify = await createNotify(testOptions(h.url, { mailer: hold.mailer, batchSize: 1000 }));
+    try {
+      // one chunk of 100 to send, then a chunk (claimed while the first is sent) of 5 who unsubscribed and 3 more
+      await seed(notify, 'gb', 100);
+      for (let i = 0; i < 5; i++) await notify.contacts.upsert({ email: `gone${i}@example.com`, lists: ['gb'], status: 'unsubscribed' });
+      for (let i = 0; i < 3; i++) await notify.contacts.upsert({ email: `gbl${i}@example.com`, lists: ['gb'] });
+      const c = await notify.campaigns.create({ subject: 'Give back', text: 'hello', list: 'gb' });
+      const run = notify.campaigns.send(c.id);
+      await hold.held;
+      setTimeout(hold.release, 300);
+      await notify.campaigns.pause(c.id);
+      const r = await run;
+      assert.equal(r.status, 'paused');
+      const rows = await sendRows(notify, c.id);
+      assert.equal(rows.filter((row) => row.status === 'suppressed').length, 5, 'the chunk ahead was claimed before the pause');
+      assert.equal(r.suppressed, 5);
+      assert.equal(rows.filter((row) => row.status === 'sent').length, r.sent);
+      assert.equal(rows.length, r.sent + 5, 'the claimed sends never handed over were given back');
     } finally {
       await notify.close();
     }
