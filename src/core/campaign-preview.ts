@@ -48,9 +48,8 @@ export async function previewCampaign(ctx: Context, input: CampaignInput, opts: 
 
 async function findContact(ctx: Context, ref: PreviewOptions['contact']): Promise<Contact | undefined> {
   if (ref === undefined || ref === null || ref === '') return undefined;
-  // a number that is no integer finds nobody; PostgreSQL would refuse it in a bigint comparison
   const found =
-    (typeof ref === 'number' && Number.isSafeInteger(ref)) || /^[0-9]{1,15}$/.test(String(ref))
+    typeof ref === 'number' || /^[0-9]{1,15}$/.test(String(ref))
       ? await ctx.store.contacts.getById(Number(ref))
       : typeof ref === 'string' && ref.length <= 254
         ? await ctx.store.contacts.getByEmailKey(emailKey(ref))
