@@ -198,4 +198,30 @@ forEachEngine('campaign run: what a run sends, counts and says', (h) => {
       await notify.close();
     }
   });
+
+  test('a finished run stops watching its campaign: no status reads after it returns', async () => {
+    const notify = await createNotify(testOptions(h.url, { mailer: recordingMailer().mailer }));
+    try {
+      await seed(notify, 'wt', 2);
+      const c = await notify.campaigns.create({ subject: 'Watch', text: 'hello', list: 'wt' });
+      const campaigns = notify.context.store.campaigns;
+      const statusOf = campaigns.statusOf;
+      let reads = 0;
+      campaigns.statusOf = (id) => {
+        reads++;
+        return statusOf.call(campaigns, id);
+      };
+      try {
+        assert.equal((await notify.campaigns.send(c.id)).sent, 2);
+        reads = 0;
+        // the run's watch reads the status every 100 ms while it lasts
+        await new Promise((r) => setTimeout(r, 450));
+        assert.equal(reads, 0);
+      } finally {
+        campaigns.statusOf = statusOf;
+      }
+    } finally {
+      await notify.close();
+    }
+  });
 });
