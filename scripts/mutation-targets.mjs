@@ -79,7 +79,8 @@ export const TARGETS = {
   // of src/core/ is in exactly one target of the group `core` (test/mutation-targets.test.ts checks it).
   // Each holds 390 to 950 mutants, so that a long run keeps what it finished when it is interrupted.
   'core-campaigns': { mutate: ['src/core/{campaigns,campaign-input,campaign-lifecycle,campaign-start,campaign-control,campaign-status,auto-pause}.ts'], tests: CAMPAIGN_TESTS },
-  'core-campaign-run': { mutate: ['src/core/{campaign-run,campaign-claim,campaign-ledger,campaign-preview,campaign-test-send,deferral}.ts'], tests: CAMPAIGN_TESTS },
+  // drips/deferral.test.ts: a drip step's retries and failures, the half of deferral.ts no campaign reaches
+  'core-campaign-run': { mutate: ['src/core/{campaign-run,campaign-claim,campaign-ledger,campaign-preview,campaign-test-send,deferral}.ts'], tests: [...CAMPAIGN_TESTS, 'test/drips/deferral.test.ts'] },
   'core-delivery': { mutate: ['src/core/{send,send-turns,delivery,dispatch,group-writer,group-wake,outbound-delivery,pacer,clock,next-wake}.ts'], tests: DELIVERY_TESTS },
   'core-message': { mutate: ['src/core/{mailer,headers,header-limits,list-headers,failure,message-input,email}.ts'], tests: DELIVERY_TESTS },
   'core-audience': {

@@ -30,6 +30,8 @@ export function contactLookups(db: Kysely<Database>): Lookups {
       return out;
     },
     async getById(id) {
+      // an id that is no integer is nobody's; PostgreSQL would refuse it in a bigint comparison
+      if (!Number.isSafeInteger(id)) return undefined;
       return toContact(db, await contactById(db, id));
     },
     async recipients(ids) {
