@@ -1,10 +1,11 @@
-// npm run test:mutation -- <target or group...> --fast [--force] [--per-process=N]: the targets of
+// npm run test:mutation -- <target or group...> --fast [--force] [--resume] [--per-process=N]: the targets of
 // scripts/mutation-targets.mjs judged by an in-process runner instead of Stryker's one node process per test
 // file per mutant. Stryker's instrumenter places every mutant; scripts/mutation-fast-worker.mjs loads the
 // packages once and loads each test bundle again per mutant. Coverage per test file, fastest file first,
 // first failure kills, as the Stryker setup (stryker.config.mjs). The verdicts go to
 // reports/mutation/<target>.fast.json (committed), which `--scores` reads beside Stryker's reports; a rerun
 // keeps the detected verdicts of files whose source did not change (`--force` retests all).
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { bundle, instrument, mutatedFiles } from './mutation-fast-build.mjs';
@@ -14,12 +15,14 @@ import { GROUPS, TARGETS, targetTests } from './mutation-targets.mjs';
 
 const args = process.argv.slice(2);
 const force = args.includes('--force');
+// --resume: an interrupted target goes on from the verdicts its work folder holds, if its sources are unchanged
+const resume = args.includes('--resume');
 const perProcess = Number(args.find((a) => a.startsWith('--per-process='))?.split('=')[1] ?? 40);
 const named = args.filter((a) => !a.startsWith('-'));
 const targets = [...new Set(named.flatMap((n) => GROUPS[n] ?? [n]))];
 const unknown = targets.filter((t) => !TARGETS[t]);
 if (targets.length === 0 || unknown.length) {
-  console.error(`usage: npm run test:mutation -- <target...> --fast [--force] [--per-process=N]${unknown.length ? `\nunknown: ${unknown.join(', ')}` : ''}`);
+  console.error(`usage: npm run test:mutation -- <target...> --fast [--force] [--resume] [--per-process=N]${unknown.length ? `\nunknown: ${unknown.join(', ')}` : ''}`);
   process.exit(2);
 }
 // SQLite only, as scripts/mutation.mjs
@@ -50,6 +53,7 @@ async function runTarget(name, work) {
   const load = [loadavg()[0]];
   const files = mutatedFiles(TARGETS[name].mutate);
   const { sources, instrumented, mutants } = await instrument(files);
+  keepOnlyIfSame(work, sources);
   const tests = targetTests(name);
   const bundles = await bundle(tests, instrumented, `${work}/bundles`);
   const dryOut = `${work}/dry.json`;
@@ -107,9 +111,17 @@ function writeReport(name, { sources, mutants, verdicts, tests, started, load, c
   }
 }
 
+/** The work folder's verdicts stand only for the same sources (mutant ids are counted over them). */
+function keepOnlyIfSame(work, sources) {
+  const print = createHash('sha256').update(JSON.stringify(sources)).digest('hex');
+  const file = `${work}/sources.sha256`;
+  if (existsSync(file) && readFileSync(file, 'utf8') !== print) rmSync(`${work}/results.jsonl`, { force: true });
+  writeFileSync(file, print);
+}
+
 for (const name of targets) {
   const work = `.mutation-fast/${name}`;
-  rmSync(work, { recursive: true, force: true });
+  if (!resume) rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   console.log(`\n== in-process mutation testing: ${name} (${TARGETS[name].mutate.join(', ')})`);
   await runTarget(name, work);
