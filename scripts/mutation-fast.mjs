@@ -53,7 +53,7 @@ async function runTarget(name, work) {
   const load = [loadavg()[0]];
   const files = mutatedFiles(TARGETS[name].mutate);
   const { sources, instrumented, mutants } = await instrument(files);
-  keepOnlyIfSame(work, sources);
+  const print = keepOnlyIfSame(name, work, sources);
   const tests = targetTests(name);
   const bundles = await bundle(tests, instrumented, `${work}/bundles`);
   const dryOut = `${work}/dry.json`;
@@ -79,7 +79,10 @@ async function runTarget(name, work) {
     else jobs.push({ id: m.id, files: covering, only, hitLimit: (hits + 1000) * 50 });
   }
   console.log(`${name}: ${mutants.length} mutants in ${files.length} files, ${usable.length} test files (dry run ${(dry.cpuMs / 1000).toFixed(1)} s CPU); ${old.size ? `${verdicts.size} verdicts kept or uncovered, ` : ''}${jobs.length} to run`);
-  const progress = (n, all) => process.stdout.write(`\r  ${n}/${all} mutants run, ${Math.round((Date.now() - started) / 60000)} min`);
+  const progress = (n, all) => {
+    process.stdout.write(`\r  ${n}/${all} mutants run, ${Math.round((Date.now() - started) / 60000)} min`);
+    savePartial(name, work, print, false);
+  };
   let cpuMs = 0;
   for (const [id, r] of runJobs({ jobs, bundles, budgetMs, perProcess, work, env, progress })) {
     verdicts.set(id, r);
@@ -87,6 +90,7 @@ async function runTarget(name, work) {
   }
   load.push(loadavg()[0]);
   writeReport(name, { sources, mutants, verdicts, tests: usable, started, load, cpuMs: cpuMs + dry.cpuMs });
+  savePartial(name, work, print, true);
 }
 
 // the instrumenter counts lines and columns from 0, the report schema (and Stryker's reports) from 1
@@ -111,12 +115,31 @@ function writeReport(name, { sources, mutants, verdicts, tests, started, load, c
   }
 }
 
-/** The work folder's verdicts stand only for the same sources (mutant ids are counted over them). */
-function keepOnlyIfSame(work, sources) {
+/**
+ * The verdicts an unfinished target has so far, kept beside the reports (committed) so that a run on
+ * another machine can go on with --resume: first line the sources' fingerprint, then one verdict per line.
+ */
+const partialFile = (name) => `reports/mutation/${name}.partial.jsonl`;
+
+/** The work folder's verdicts (or, on --resume, the committed partial ones) stand only for the same sources: mutant ids are counted over them. */
+function keepOnlyIfSame(name, work, sources) {
   const print = createHash('sha256').update(JSON.stringify(sources)).digest('hex');
+  const results = `${work}/results.jsonl`;
+  if (resume && !existsSync(results) && existsSync(partialFile(name))) {
+    const [head, ...lines] = readFileSync(partialFile(name), 'utf8').split('\n').filter(Boolean);
+    if (JSON.parse(head).sources === print) writeFileSync(results, lines.map((l) => `${l}\n`).join(''));
+  }
   const file = `${work}/sources.sha256`;
-  if (existsSync(file) && readFileSync(file, 'utf8') !== print) rmSync(`${work}/results.jsonl`, { force: true });
+  if (existsSync(file) && readFileSync(file, 'utf8') !== print) rmSync(results, { force: true });
   writeFileSync(file, print);
+  return print;
+}
+
+/** Copies the verdicts so far to the partial file (after each worker process), or removes it when the target is done. */
+function savePartial(name, work, print, done) {
+  if (done) return rmSync(partialFile(name), { force: true });
+  const results = `${work}/results.jsonl`;
+  if (existsSync(results)) writeFileSync(partialFile(name), `${JSON.stringify({ sources: print })}\n${readFileSync(results, 'utf8')}`);
 }
 
 for (const name of targets) {
