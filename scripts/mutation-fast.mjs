@@ -1,10 +1,11 @@
-// npm run test:mutation -- <target or group...> --fast [--force] [--per-process=N]: the targets of
+// npm run test:mutation -- <target or group...> --fast [--force] [--resume] [--per-process=N]: the targets of
 // scripts/mutation-targets.mjs judged by an in-process runner instead of Stryker's one node process per test
 // file per mutant. Stryker's instrumenter places every mutant; scripts/mutation-fast-worker.mjs loads the
 // packages once and loads each test bundle again per mutant. Coverage per test file, fastest file first,
 // first failure kills, as the Stryker setup (stryker.config.mjs). The verdicts go to
 // reports/mutation/<target>.fast.json (committed), which `--scores` reads beside Stryker's reports; a rerun
 // keeps the detected verdicts of files whose source did not change (`--force` retests all).
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { bundle, instrument, mutatedFiles } from './mutation-fast-build.mjs';
@@ -14,12 +15,14 @@ import { GROUPS, TARGETS, targetTests } from './mutation-targets.mjs';
 
 const args = process.argv.slice(2);
 const force = args.includes('--force');
+// --resume: an interrupted target goes on from the verdicts its work folder holds, if its sources are unchanged
+const resume = args.includes('--resume');
 const perProcess = Number(args.find((a) => a.startsWith('--per-process='))?.split('=')[1] ?? 40);
 const named = args.filter((a) => !a.startsWith('-'));
 const targets = [...new Set(named.flatMap((n) => GROUPS[n] ?? [n]))];
 const unknown = targets.filter((t) => !TARGETS[t]);
 if (targets.length === 0 || unknown.length) {
-  console.error(`usage: npm run test:mutation -- <target...> --fast [--force] [--per-process=N]${unknown.length ? `\nunknown: ${unknown.join(', ')}` : ''}`);
+  console.error(`usage: npm run test:mutation -- <target...> --fast [--force] [--resume] [--per-process=N]${unknown.length ? `\nunknown: ${unknown.join(', ')}` : ''}`);
   process.exit(2);
 }
 // SQLite only, as scripts/mutation.mjs
@@ -50,6 +53,7 @@ async function runTarget(name, work) {
   const load = [loadavg()[0]];
   const files = mutatedFiles(TARGETS[name].mutate);
   const { sources, instrumented, mutants } = await instrument(files);
+  const print = keepOnlyIfSame(name, work, sources);
   const tests = targetTests(name);
   const bundles = await bundle(tests, instrumented, `${work}/bundles`);
   const dryOut = `${work}/dry.json`;
@@ -75,7 +79,10 @@ async function runTarget(name, work) {
     else jobs.push({ id: m.id, files: covering, only, hitLimit: (hits + 1000) * 50 });
   }
   console.log(`${name}: ${mutants.length} mutants in ${files.length} files, ${usable.length} test files (dry run ${(dry.cpuMs / 1000).toFixed(1)} s CPU); ${old.size ? `${verdicts.size} verdicts kept or uncovered, ` : ''}${jobs.length} to run`);
-  const progress = (n, all) => process.stdout.write(`\r  ${n}/${all} mutants run, ${Math.round((Date.now() - started) / 60000)} min`);
+  const progress = (n, all) => {
+    process.stdout.write(`\r  ${n}/${all} mutants run, ${Math.round((Date.now() - started) / 60000)} min`);
+    savePartial(name, work, print, false);
+  };
   let cpuMs = 0;
   for (const [id, r] of runJobs({ jobs, bundles, budgetMs, perProcess, work, env, progress })) {
     verdicts.set(id, r);
@@ -83,6 +90,7 @@ async function runTarget(name, work) {
   }
   load.push(loadavg()[0]);
   writeReport(name, { sources, mutants, verdicts, tests: usable, started, load, cpuMs: cpuMs + dry.cpuMs });
+  savePartial(name, work, print, true);
 }
 
 // the instrumenter counts lines and columns from 0, the report schema (and Stryker's reports) from 1
@@ -107,9 +115,36 @@ function writeReport(name, { sources, mutants, verdicts, tests, started, load, c
   }
 }
 
+/**
+ * The verdicts an unfinished target has so far, kept beside the reports (committed) so that a run on
+ * another machine can go on with --resume: first line the sources' fingerprint, then one verdict per line.
+ */
+const partialFile = (name) => `reports/mutation/${name}.partial.jsonl`;
+
+/** The work folder's verdicts (or, on --resume, the committed partial ones) stand only for the same sources: mutant ids are counted over them. */
+function keepOnlyIfSame(name, work, sources) {
+  const print = createHash('sha256').update(JSON.stringify(sources)).digest('hex');
+  const results = `${work}/results.jsonl`;
+  if (resume && !existsSync(results) && existsSync(partialFile(name))) {
+    const [head, ...lines] = readFileSync(partialFile(name), 'utf8').split('\n').filter(Boolean);
+    if (JSON.parse(head).sources === print) writeFileSync(results, lines.map((l) => `${l}\n`).join(''));
+  }
+  const file = `${work}/sources.sha256`;
+  if (existsSync(file) && readFileSync(file, 'utf8') !== print) rmSync(results, { force: true });
+  writeFileSync(file, print);
+  return print;
+}
+
+/** Copies the verdicts so far to the partial file (after each worker process), or removes it when the target is done. */
+function savePartial(name, work, print, done) {
+  if (done) return rmSync(partialFile(name), { force: true });
+  const results = `${work}/results.jsonl`;
+  if (existsSync(results)) writeFileSync(partialFile(name), `${JSON.stringify({ sources: print })}\n${readFileSync(results, 'utf8')}`);
+}
+
 for (const name of targets) {
   const work = `.mutation-fast/${name}`;
-  rmSync(work, { recursive: true, force: true });
+  if (!resume) rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   console.log(`\n== in-process mutation testing: ${name} (${TARGETS[name].mutate.join(', ')})`);
   await runTarget(name, work);
