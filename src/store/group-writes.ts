@@ -20,9 +20,6 @@ export interface OpensBatch {
   now: number;
 }
 
-/** a batch of clicks for GroupWrites.writeClicks: the same fields */
-export type ClicksBatch = OpensBatch;
-
 /**
  * The group commits of the send loops and of the tracking writer, which each engine writes its own
  * way because they run once per group on the hot path: on PostgreSQL a group is ONE statement (its
@@ -66,13 +63,4 @@ export interface GroupWrites {
    * takes the general path. An open's label never depends on its send, so it needs no read first.
    */
   writeOpens?(db: Kysely<Database>, outbox: Outbox, batch: OpensBatch): Promise<TrackingBatchResult>;
-  /**
-   * A tracking batch of clicks alone, none of them in a link burst (the caller checked its own
-   * recent clicks), in one statement where the engine can (PostgreSQL: postgres/tracking-clicks.ts):
-   * a click's label that depends on its send (too soon after delivery) is decided where the sends
-   * are. Writes nothing and answers undefined when the count of batch rows created at or after
-   * `window.horizon` is not `window.batches` (another writer stored clicks the caller has not seen).
-   * The result names the send of each known token.
-   */
-  writeClicks?(db: Kysely<Database>, outbox: Outbox, batch: ClicksBatch, window: { horizon: number; batches: number }): Promise<{ result: TrackingBatchResult; sends: Map<string, number> } | undefined>;
 }

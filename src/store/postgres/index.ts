@@ -4,7 +4,6 @@ import { type FixedStatement, fixedStatement } from '../fixed-statement.ts';
 import { createPool } from './pool.ts';
 import { columnArrayParameters, columnArraysText, ROW_ORDER, textArrayLiteral } from './column-arrays.ts';
 import { eventInserter } from './event-inserts.ts';
-import { writeClicks } from './tracking-clicks.ts';
 import { writeOpens } from './tracking-opens.ts';
 import { sendGroups } from './send-groups.ts';
 import { stepGroups } from './step-groups.ts';
@@ -25,7 +24,6 @@ export function createPostgresDialect(url: string): StoreDialect {
     ...stepGroups(queries.writeFixed),
     eventInserter,
     writeOpens,
-    writeClicks,
     async prepare() {
       if (!schema) return;
       try {

@@ -1,11 +1,13 @@
 import type { Kysely } from 'kysely';
+import { COUNTER_NAMES } from '../../core/storage/counters.ts';
 import type { TrackingBatchResult } from '../../core/storage/tracking-batches.ts';
 import { columnList } from '../dialect.ts';
-import type { Outbox } from '../outbox.ts';
-import { columnArrayParameters, ROW_ORDER, textArrayLiteral } from './column-arrays.ts';
-import { firstTimeParts, OUTBOX_PART, outboxParameters, statementForms } from './tracking-statement.ts';
+import { type FixedStatement, fixedStatement } from '../fixed-statement.ts';
+import { ENDPOINT_COLUMNS, type Outbox, TRACKING_BATCH } from '../outbox.ts';
+import { columnArrayParameters, columnArraysText, ROW_ORDER, textArrayLiteral } from './column-arrays.ts';
 import type { OpensBatch } from '../group-writes.ts';
 import type { Database } from '../schema.ts';
+import { ADD_ON_CONFLICT } from '../repos/counters.ts';
 
 /**
  * A batch of opens on PostgreSQL as ONE statement, outside any explicit transaction: it locks the
@@ -27,6 +29,8 @@ import type { Database } from '../schema.ts';
  * makes a retried batch fail as a whole.
  */
 const EVENT_INPUT = columnList({ token: 'text', metadata: 'json', is_machine: 'smallint', machine_reason: 'text', created_at: 'bigint' });
+const ZEROS = (except: Record<string, string>) => COUNTER_NAMES.map((n) => except[n] ?? '0').join(', ');
+
 function statementText(batchRow: boolean, outbox: boolean): string {
   const parts = [
     `x as (select * from unnest(${EVENT_INPUT.map((c) => `?::${c.type === 'json' ? 'jsonb' : c.type}[]`).join(', ')}) with ordinality as x(${EVENT_INPUT.map((c) => c.name).join(', ')}, ${ROW_ORDER}))`,
@@ -40,14 +44,31 @@ function statementText(batchRow: boolean, outbox: boolean): string {
         case when s.human_opened_at is null then min(x.created_at) filter (where x.is_machine = 0) end as human
       from s join x on x.token = s.token where s.opened_at is null or s.human_opened_at is null
       group by s.id, s.campaign_id, s.opened_at, s.human_opened_at)`,
-    ...firstTimeParts('opened'),
+    `u as (update notify_sends t set opened_at = coalesce(t.opened_at, f.opened), human_opened_at = coalesce(t.human_opened_at, f.human)
+      from f where t.id = f.id and (f.opened is not null or f.human is not null)
+      returning f.campaign_id, (f.opened is not null)::int as opened, (f.human is not null)::int as human)`,
+    // in campaign order, as CountersRepo.add: concurrent writers lock counter rows in one order
+    `c as (insert into notify_campaign_counters (campaign_id, ${COUNTER_NAMES.join(', ')})
+      select campaign_id, ${ZEROS({ opened: 'sum(opened)', human_opened: 'sum(human)' })} from u where campaign_id is not null
+      group by campaign_id order by campaign_id ${ADD_ON_CONFLICT})`,
   ];
   if (batchRow) parts.push('b as (insert into notify_tracking_batches (id, events, created_at) select ?, count(*), ? from e)');
-  if (outbox) parts.push(OUTBOX_PART);
+  if (outbox) {
+    parts.push(`o as (insert into notify_outbound_events (event_id, endpoint, type, body, status, attempts, next_attempt_at, created_at, updated_at)
+      select h.event_id, h.endpoint, h.type, '{"after":' || cast(m.lo - 1 as text) || ',"upTo":' || cast(m.hi as text) || '}', ?, 0, h.due, ?::bigint, ?::bigint
+      from (${columnArraysText(ENDPOINT_COLUMNS)}) as h, (select min(id) as lo, max(id) as hi from e) as m where m.hi is not null)`);
+  }
   return `with ${parts.join(',\n')}\nselect (select count(*) from e) as inserted, (select coalesce(sum(opened), 0) from u) as first_opens`;
 }
 
-const statementFor = statementForms(statementText);
+/** the four forms (with or without a batch row, an outbox row), each made once */
+const statements = new Map<string, FixedStatement>();
+function statementFor(batchRow: boolean, outbox: boolean): FixedStatement {
+  const key = `${batchRow}${outbox}`;
+  let s = statements.get(key);
+  if (!s) statements.set(key, (s = fixedStatement(statementText(batchRow, outbox))));
+  return s;
+}
 
 
 // an open's label reads no send (see above): this one stands for all
@@ -64,8 +85,8 @@ export async function writeOpens(db: Kysely<Database>, outbox: Outbox, b: OpensB
   }
   const parameters: unknown[] = [...columnArrayParameters(EVENT_INPUT, rows), textArrayLiteral([...tokens])];
   if (b.batch) parameters.push(b.batch.id, b.batch.at);
-  const endpoints = outboxParameters(outbox, b.now);
-  parameters.push(...endpoints);
+  const endpoints = outbox.trackingRows(b.now);
+  if (endpoints.length > 0) parameters.push(TRACKING_BATCH, b.now, b.now, ...columnArrayParameters(ENDPOINT_COLUMNS, endpoints as unknown as Record<string, unknown>[]));
   const { rows: out } = await statementFor(b.batch !== undefined, endpoints.length > 0)<{ inserted: string; first_opens: string }>(db, parameters);
   const inserted = Number(out[0].inserted);
   return { inserted, unknown: b.events.length - inserted, firstOpens: Number(out[0].first_opens), firstClicks: 0 };

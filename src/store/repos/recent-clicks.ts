@@ -22,13 +22,6 @@ export interface RecentClicks {
   /** the window when it holds every click stored at or after `since`; undefined: read the database */
   knows(trx: Kysely<Database>, since: number): Promise<ClickWindow | undefined>;
   /**
-   * `knows` without its query, for a write that counts the batch rows itself (in its own
-   * statement: postgres/tracking-clicks.ts): the window answers only if exactly `mine` batch rows
-   * have a created_at >= `horizon`. `sendOf` gives the send of a token this store stored a click of
-   * within the window (undefined: none since `since`). Undefined when the window cannot answer.
-   */
-  plan(since: number): WindowPlan | undefined;
-  /**
    * Runs one batch write. The write tells `batch` each click it stores and whether it stored a
    * batch row (with `batch.at` as its created_at); the window learns them once `fn` resolved,
    * that is once the transaction committed.
@@ -36,17 +29,10 @@ export interface RecentClicks {
   write<T>(fn: (batch: BatchNotes) => Promise<T>): Promise<T>;
 }
 
-export interface WindowPlan {
-  window: ClickWindow;
-  horizon: number;
-  mine: number;
-  sendOf(token: string): number | undefined;
-}
-
 export interface BatchNotes {
   /** epoch ms: the created_at of the batch row */
   readonly at: number;
-  click(sendId: number, link: number | null, at: number, token: string): void;
+  click(sendId: number, link: number | null, at: number): void;
   /** the batch row was written */
   row(): void;
 }
@@ -57,73 +43,33 @@ const COUNT_BATCHES = fixedStatement('select count(*) as n from notify_tracking_
 /** how far apart two writers' clocks may be; also how long this store remembers its own batches */
 const CLOCK_SKEW_MS = 30_000;
 const OWN_BATCHES_MS = 5 * 60_000;
-/** tokens remembered for `plan` before they are forgotten at once (as the window forgets past its sends) */
-const MAX_TOKENS = 100_000;
-
-/** The send of each token whose click the window learned (`plan` finds a batch's sends in it by token). */
-class TokenSends {
-  private bySend = new Map<string, number>();
-  // the latest click time when the map was last emptied: a token missing from it may have had a click until then
-  private from = Number.NEGATIVE_INFINITY;
-  private newest = Number.NEGATIVE_INFINITY;
-
-  /** whether every token clicked at or after `since` is known */
-  covers(since: number): boolean {
-    return since > this.from;
-  }
-
-  sendOf(token: string): number | undefined {
-    return this.bySend.get(token);
-  }
-
-  /** `clicks`: send id, link and time of each of `tokens`' clicks, one after the other */
-  learn(tokens: string[], clicks: number[]): void {
-    if (this.bySend.size + tokens.length > MAX_TOKENS) {
-      this.bySend = new Map();
-      this.from = this.newest;
-    }
-    for (let i = 0; i < tokens.length; i++) {
-      this.bySend.set(tokens[i], clicks[i * 3]);
-      if (clicks[i * 3 + 2] > this.newest) this.newest = clicks[i * 3 + 2];
-    }
-  }
-}
 
 export function createRecentClicks(now: () => number = Date.now): RecentClicks {
   const window = createClickWindow({ from: now() });
   let writing = 0;
   // created_at of the batch rows this store wrote, in the order written (ascending: Date.now())
   let own: number[] = [];
-  const tokens = new TokenSends();
-  const plan = (since: number): WindowPlan | undefined => {
-    if (writing > 1 || !window.covers(since) || !tokens.covers(since)) return undefined;
-    const at = now();
-    // A writer stores its clicks after they happen (created_at >= their time), so a foreign
-    // click at or after `since` is in a batch row from `since` on; the skew covers a clock
-    // running ahead of the batch times (a test clock, another machine).
-    const horizon = Math.min(since, at - BURST_WINDOW_MS - CLOCK_SKEW_MS);
-    if (horizon < at - OWN_BATCHES_MS) return undefined;
-    return { window, horizon, mine: own.length - firstAtOrAfter(own, horizon), sendOf: (token) => tokens.sendOf(token) };
-  };
   return {
     async knows(trx, since) {
-      const p = plan(since);
-      if (!p) return undefined;
-      const { rows } = await COUNT_BATCHES<{ n: number | string }>(trx, [p.horizon]);
-      return Number(rows[0].n) === p.mine ? window : undefined;
+      if (writing > 1 || !window.covers(since)) return undefined;
+      const at = now();
+      // A writer stores its clicks after they happen (created_at >= their time), so a foreign
+      // click at or after `since` is in a batch row from `since` on; the skew covers a clock
+      // running ahead of the batch times (a test clock, another machine).
+      const horizon = Math.min(since, at - BURST_WINDOW_MS - CLOCK_SKEW_MS);
+      if (horizon < at - OWN_BATCHES_MS) return undefined;
+      const mine = own.length - firstAtOrAfter(own, horizon);
+      const { rows } = await COUNT_BATCHES<{ n: number | string }>(trx, [horizon]);
+      return Number(rows[0].n) === mine ? window : undefined;
     },
-    plan,
     async write(fn) {
       writing++;
       const clicks: number[] = [];
-      const clickTokens: string[] = [];
       let row = false;
       const batch: BatchNotes = {
         at: now(),
-        click: (sendId, link, at, token) => {
-          if (link === null) return;
-          clicks.push(sendId, link, at);
-          clickTokens.push(token);
+        click: (sendId, link, at) => {
+          if (link !== null) clicks.push(sendId, link, at);
         },
         row: () => {
           row = true;
@@ -132,7 +78,6 @@ export function createRecentClicks(now: () => number = Date.now): RecentClicks {
       try {
         const result = await fn(batch);
         for (let i = 0; i < clicks.length; i += 3) window.add(clicks[i], clicks[i + 1], clicks[i + 2]);
-        tokens.learn(clickTokens, clicks);
         if (row) {
           // a clock stepped back: forget the order (the rows still counted make the next flushes read the database)
           if (own.length > 0 && batch.at < own[own.length - 1]) own = [];

@@ -8,7 +8,6 @@ import type { Database } from '../schema.ts';
 import { createCountersRepo } from './counters.ts';
 import { findBursts, relabelBursts } from './link-bursts.ts';
 import { type BatchNotes, createRecentClicks, type RecentClicks } from './recent-clicks.ts';
-import { clicksAlone } from './tracking-clicks-alone.ts';
 import { FirstTimes, newFirsts, type SendRow, setFirsts } from './tracking-firsts.ts';
 import { type EventRow, eventInserts } from './tracking-inserts.ts';
 
@@ -32,10 +31,6 @@ export function createTrackingRepo(db: Kysely<Database>, dialect: StoreDialect, 
             if (batchId !== undefined) notes.row();
             return result;
           });
-        }
-        if (dialect.writeClicks && !outbox.listens(TRACKED_TYPES.click) && events.every((e) => e.type === 'click')) {
-          const result = await recent.write((notes) => clicksAlone(db, dialect, outbox, { events, label, batch: batchId === undefined ? undefined : { id: batchId, at: notes.at }, now: latest(events) }, recent, notes));
-          if (result) return result;
         }
         const { result, announced } = await recent.write((notes) =>
           dialect.writeTransaction(db, async (trx) => {
@@ -90,7 +85,7 @@ async function applyInTransaction(
     return send ? [{ event: e, sendId: send.id, campaignId: send.campaign_id }] : [];
   });
   const bursts = await findBursts(trx, clicks, recent);
-  for (const c of clicks) notes.click(c.sendId, c.event.link_index, c.event.at, c.event.token);
+  for (const c of clicks) notes.click(c.sendId, c.event.link_index, c.event.at);
   const rows: EventRow[] = [];
   const announced: OutboundEvent[] = [];
   // built for in-process listeners only: webhooksOut endpoints get the stored rows (tracking-inserts.ts)
