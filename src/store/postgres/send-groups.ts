@@ -4,6 +4,7 @@ import { counterValues, ids, startedRows, stillWanted } from '../group-sql.ts';
 import type { GroupWrites } from '../group-writes.ts';
 import { outcomeRow } from '../repos/send-rows.ts';
 import { perPredicate } from '../segment-predicate.ts';
+import { functionOrInline } from './function-or-inline.ts';
 import { inlineGroup } from './send-group-inline.ts';
 import type { SendOutcome } from '../../core/storage/sends.ts';
 
@@ -62,9 +63,6 @@ const START_AFTER_SUPPRESS = startPostgres(' and id <> all(select id from suppre
 /** the same group without the function, where migration 022 has not run yet */
 const GROUP_INLINE = planEachRun(inlineGroup(SUPPRESS_POSTGRES, START_AFTER_SUPPRESS, FINISH_POSTGRES));
 
-/** undefined_function: the database predates notify_send_group */
-const isMissingFunction = (err: unknown) => (err as { code?: string })?.code === '42883';
-
 /**
  * A segment campaign's suppression and group commit: its segment's parameters follow the
  * suppression's campaign id. Its condition cannot go into notify_send_group, so the group is the
@@ -82,8 +80,7 @@ function marks(rows: unknown[] | undefined) {
 
 /** a campaign's group commit as one statement (StoreDialect.writeFixed) */
 export function sendGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWrites, 'writeSendGroup' | 'startSends'> {
-  /** the function was missing once: this store's database predates it (a migrate meanwhile is seen by the next store) */
-  let unmigrated = false;
+  const write = functionOrInline(writeFixed);
   return {
     async writeSendGroup(db, campaignId, { start, outcomes, counts }, now, segment) {
       const { counted, values } = counterValues(counts);
@@ -91,17 +88,7 @@ export function sendGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWr
       /** the inline group's parameters: a segment's follow the suppression's campaign id */
       const inline = (segmentParameters: readonly unknown[] = []) => [now, start, campaignId, ...segmentParameters, now, start, campaignId, ...finish, campaignId, ...values, counted];
       if (segment) return marks((await SEGMENT_GROUP(segment)(db, inline(segment.parameters))).rows);
-      let rows: unknown[] | undefined;
-      if (!unmigrated) {
-        try {
-          [rows] = await writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, start, campaignId, ...finish, values, counted] }]);
-        } catch (err) {
-          if (!isMissingFunction(err)) throw err;
-          unmigrated = true;
-        }
-      }
-      if (unmigrated) [rows] = await writeFixed(db, [{ text: GROUP_INLINE, parameters: inline() }]);
-      return marks(rows);
+      return marks(await write(db, { text: GROUP_POSTGRES, parameters: [now, start, campaignId, ...finish, values, counted] }, () => ({ text: GROUP_INLINE, parameters: inline() })));
     },
     async startSends(trx, campaignId, start, now, segment) {
       const parameters = [now, start, campaignId];

@@ -2,6 +2,7 @@ import type { StoreDialect } from '../dialect.ts';
 import { fixedStatement, planEachRun } from '../fixed-statement.ts';
 import { idsOf } from '../group-sql.ts';
 import type { GroupWrites } from '../group-writes.ts';
+import { functionOrInline } from './function-or-inline.ts';
 import { FINISH_POSTGRES, finishParameters } from './send-groups.ts';
 
 /**
@@ -39,26 +40,19 @@ select 's' as kind, id from started union all select 'e' as kind, id from settle
  */
 const GROUP_POSTGRES = 'select kind, id from notify_step_group(?::bigint, ?::jsonb, ?::bigint[], ?::jsonb, ?::bigint[], ?::jsonb, ?::bigint[])';
 
-/** undefined_function: the database predates notify_step_group */
-const isMissingFunction = (err: unknown) => (err as { code?: string })?.code === '42883';
-
 /** a drip group commit as one statement, as a campaign's (send-groups.ts) */
 export function stepGroups(writeFixed: StoreDialect['writeFixed']): Pick<GroupWrites, 'writeStepGroup' | 'startSteps'> {
-  /** the function was missing once: this store's database predates it (a migrate meanwhile is seen by the next store) */
-  let unmigrated = false;
+  const write = functionOrInline(writeFixed);
   return {
     async writeStepGroup(db, { start, outcomes, settlements }, now) {
       const [finishJson, finishIds] = finishParameters(outcomes, now);
-      let out: unknown[] | undefined;
-      if (!unmigrated) {
-        try {
-          [out] = await writeFixed(db, [{ text: GROUP_POSTGRES, parameters: [now, JSON.stringify(start), start.map((s) => s.id), finishJson, finishIds, JSON.stringify(settlements), settlements.map((e) => e.id)] }]);
-        } catch (err) {
-          if (!isMissingFunction(err)) throw err;
-          unmigrated = true;
-        }
-      }
-      if (unmigrated) [out] = await writeFixed(db, [{ text: STEP_GROUP_POSTGRES, parameters: [now, JSON.stringify(start), finishJson, finishIds, now, JSON.stringify(settlements)] }]);
+      const startJson = JSON.stringify(start);
+      const settlementsJson = JSON.stringify(settlements);
+      const out = await write(
+        db,
+        { text: GROUP_POSTGRES, parameters: [now, startJson, start.map((s) => s.id), finishJson, finishIds, settlementsJson, settlements.map((e) => e.id)] },
+        () => ({ text: STEP_GROUP_POSTGRES, parameters: [now, startJson, finishJson, finishIds, now, settlementsJson] }),
+      );
       const marked = (out ?? []) as { kind: string; id: number }[];
       return { started: new Set(marked.filter((r) => r.kind === 's').map((r) => Number(r.id))), settled: new Set(marked.filter((r) => r.kind === 'e').map((r) => Number(r.id))) };
     },
