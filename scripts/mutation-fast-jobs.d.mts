@@ -25,6 +25,8 @@ export declare function runJobs(options: {
   work: string;
   env?: NodeJS.ProcessEnv;
   progress?: (done: number, all: number) => void;
-}): Map<string, Verdict>;
+}): Promise<Map<string, Verdict>>;
+/** How long past its budget a file run of a mutant may go before the parent kills its worker. */
+export declare function graceMs(budgetMs: number): number;
 /** Coverage keys `<file>` and `<file>#<n>` (counts per mutant id) read per mutant id. */
 export declare function reachOf(perTest: Record<string, Record<string, number>>, files: string[]): (id: string) => { files: string[]; only: Record<string, number[]>; hits: number };

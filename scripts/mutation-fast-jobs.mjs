@@ -1,11 +1,18 @@
 // scripts/mutation-fast.mjs, second half: runs the worker (scripts/mutation-fast-worker.mjs) until every job has a
 // verdict. A worker ends after a timed-out mutant (its run may still be going on) and every `perProcess` mutants
-// (a bounded heap); one that ends or is killed without the verdict of the mutant it was on makes that a timeout.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+// (a bounded heap). The worker's own timer cannot stop every endless mutant (an await loop that never yields to
+// timers, a plain loop the hit counter does not see), so the parent watches each file run of a mutant as well:
+// the worker says when one starts, and one not over by its file's budget (and a little grace, so that the worker's
+// own timer normally has the first word) has its worker killed and counts as a timeout; a fresh worker goes on.
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const WORKER = fileURLToPath(new URL('./mutation-fast-worker.mjs', import.meta.url));
+// a worker's start, before its first file run: it loads only node's own modules and the test shim
+const START_MS = 60_000;
+/** How long past its budget a file run may go before the parent kills its worker. */
+export const graceMs = (budgetMs) => 1_000 + Math.round(budgetMs / 10);
 
 /** Runs one worker process on the plan (written to `<work>/plan.json`); the verdicts land in `plan.out`. */
 export function worker(plan, work, env = process.env) {
@@ -13,28 +20,84 @@ export function worker(plan, work, env = process.env) {
   return spawnSync(process.execPath, [WORKER, `${work}/plan.json`], { stdio: ['ignore', 'ignore', 'inherit'], env, timeout: plan.killAfterMs });
 }
 
+/**
+ * A mutants worker whose file runs are watched: it writes `{ id, file }` to its fd 3 as each one starts (a
+ * synchronous write, so the parent hears it even if the run then blocks the worker's event loop). Resolves when
+ * the process has ended, with `overdue`: the run `{ id, file, ms }` it was killed for, if any.
+ */
+function watchedWorker(plan, work, env) {
+  writeFileSync(`${work}/plan.json`, JSON.stringify({ ...plan, watched: true }));
+  const child = spawn(process.execPath, [WORKER, `${work}/plan.json`], { stdio: ['ignore', 'ignore', 'inherit', 'pipe'], env });
+  let timer;
+  let overdue;
+  const killAfter = (ms, run) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      overdue = run && { ...run, ms };
+      child.kill('SIGKILL');
+    }, ms);
+  };
+  killAfter(START_MS);
+  let pending = '';
+  child.stdio[3].setEncoding('utf8');
+  child.stdio[3].on('data', (chunk) => {
+    const lines = (pending + chunk).split('\n');
+    pending = lines.pop();
+    for (const line of lines) {
+      const run = JSON.parse(line);
+      killAfter(plan.budgetMs[run.file] + graceMs(plan.budgetMs[run.file]), run);
+    }
+  });
+  return new Promise((resolve) => {
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, overdue });
+    });
+  });
+}
+
+/** The verdicts so far; a line cut short (a process killed while writing it) is no verdict: that mutant runs again. */
 export function readLines(file) {
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .flatMap((l) => {
+      try {
+        return l ? [JSON.parse(l)] : [];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** Appends a verdict on a line of its own, even after a line the killed worker left unfinished. */
+function appendVerdict(file, verdict) {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  appendFileSync(file, `${text && !text.endsWith('\n') ? '\n' : ''}${JSON.stringify(verdict)}\n`);
 }
 
 /**
- * Each job `{ id, files, hitLimit }` run against its files in order; `budgetMs` per test file. Returns the
+ * Each job `{ id, files, hitLimit }` run against its files in order; `budgetMs` per test file. Resolves to the
  * verdicts by mutant id: `{ status: Killed | Timeout | Survived, killedBy?, reason?, cpuMs? }`.
  */
-export function runJobs({ jobs, bundles, budgetMs, perProcess = 40, work, env, progress = () => {} }) {
+export async function runJobs({ jobs, bundles, budgetMs, perProcess = 40, work, env, progress = () => {} }) {
   const out = `${work}/results.jsonl`;
   for (;;) {
     const done = new Set(readLines(out).map((r) => r.id));
     const left = jobs.filter((j) => !done.has(j.id));
     progress(jobs.length - left.length, jobs.length);
     if (left.length === 0) break;
-    const batch = left.slice(0, perProcess);
-    const killAfterMs = batch.reduce((n, j) => n + j.files.reduce((m, f) => m + budgetMs[f], 0), 0) + 60_000;
-    const run = worker({ mode: 'mutants', jobs: left, bundles, out, budgetMs, perProcess, killAfterMs }, work, env);
+    const run = await watchedWorker({ mode: 'mutants', jobs: left, bundles, out, budgetMs, perProcess }, work, env);
     const now = new Set(readLines(out).map((r) => r.id));
+    if (run.overdue) {
+      // unless the worker wrote the verdict itself just before the kill
+      const { id, file, ms } = run.overdue;
+      if (!now.has(id)) appendVerdict(out, { id, status: 'Timeout', killedBy: file, reason: `worker killed: its run of ${file} not over in ${ms} ms (the file's budget and grace)` });
+      continue;
+    }
+    // the first job without a verdict is the one the process was on when it ended (crashed, or killed before a run)
     const stuck = left.find((j) => !now.has(j.id));
-    // the first job without a verdict is the one the process was on when it ended (hung, or crashed the process)
-    if (stuck && (run.status !== 0 || run.signal)) writeFileSync(out, `${JSON.stringify({ id: stuck.id, status: 'Timeout', reason: `worker ended (${run.signal ?? run.status})` })}\n`, { flag: 'a' });
+    if (stuck && (run.status !== 0 || run.signal)) appendVerdict(out, { id: stuck.id, status: 'Timeout', reason: `worker ended (${run.signal ?? run.status})` });
   }
   return new Map(readLines(out).map((r) => [r.id, r]));
 }

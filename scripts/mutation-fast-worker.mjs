@@ -2,7 +2,7 @@
 // loads a bundle (the test file with the instrumented sources) again for each mutant, so a mutant costs the
 // test's own work, not a node start and the import of every package (about 1.4 s of CPU a test file here).
 // `node mutation-fast-worker.mjs <plan.json>`; results are appended to the plan's `out` file, one JSON a line.
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { mock } from 'node:test';
 import { newSuite } from './mutation-node-test-shim.mjs';
@@ -13,6 +13,11 @@ let stray = [];
 // an error thrown outside any awaited test code (a callback, a timer) fails the run, as it fails a node:test file
 process.on('uncaughtException', (e) => stray.push(e));
 process.on('unhandledRejection', (e) => stray.push(e));
+
+// the mutant being judged, and the watching parent told of each of its file runs as it starts (see
+// scripts/mutation-fast-jobs.mjs): written at once, as the run may block this process's event loop for good
+let judged;
+const announce = plan.watched ? (file) => writeSync(3, `${JSON.stringify({ id: judged, file })}\n`) : () => {};
 
 const cpuMs = (c) => Math.round((c.user + c.system) / 1000);
 const message = (e) => String(e?.stack ?? e).split('\n').slice(0, 3).join(' | ');
@@ -109,6 +114,7 @@ async function runSuite(suite, inherited, failures, run) {
  * of them, or only those numbered in `only` (a Set), with the hooks of the suites that hold them.
  */
 async function runFile(file, key, budgetMs, only) {
+  announce(file);
   const root = newSuite('<root>');
   const run = { file, next: 0, only, gap: false, exact: false, testCpu: {} };
   const cpu0 = process.cpuUsage();
@@ -178,6 +184,7 @@ async function mutantRuns() {
   let done = 0;
   for (const job of plan.jobs) {
     const cpu0 = process.cpuUsage();
+    judged = job.id;
     ns.activeMutant = job.id;
     ns.hitCount = 0;
     ns.hitLimit = job.hitLimit;

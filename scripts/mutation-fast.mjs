@@ -84,7 +84,7 @@ async function runTarget(name, work) {
     savePartial(name, work, print, false);
   };
   let cpuMs = 0;
-  for (const [id, r] of runJobs({ jobs, bundles, budgetMs, perProcess, work, env, progress })) {
+  for (const [id, r] of await runJobs({ jobs, bundles, budgetMs, perProcess, work, env, progress })) {
     verdicts.set(id, r);
     cpuMs += r.cpuMs ?? 0;
   }

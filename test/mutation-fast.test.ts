@@ -16,24 +16,37 @@ const BUILD = pathToFileURL(resolve('scripts/mutation-fast-build.mjs')).href;
 const SRC = 'test/fixtures/mutation-fast/calc.ts';
 const CHECK = 'test/fixtures/mutation-fast/calc.check.ts';
 
+type Mutant = { id: string; location: { start: { line: number } }; mutatorName: string; replacement: string };
+type Job = { id: string; files: string[]; only: Record<string, number[]>; hitLimit: number };
+
+/** The fixture `src` instrumented, `check` bundled with it and run once without a mutant: its mutants and coverage. */
+async function prepare(work: string, src: string, check: string) {
+  const { bundle, instrument } = await import(BUILD);
+  const { instrumented, mutants } = await instrument([src]);
+  const bundles = await bundle([check], instrumented, join(work, 'bundles'));
+  worker({ mode: 'dry', files: [check], bundles, out: join(work, 'dry.json'), dryBudgetMs: 60_000, killAfterMs: 120_000 }, work);
+  const dry = JSON.parse(readFileSync(join(work, 'dry.json'), 'utf8'));
+  assert.deepEqual(dry.files[check].failures, [], 'without a mutant the checks pass');
+  const reach = reachOf(dry.coverage.perTest, [check]);
+  const covered: Mutant[] = mutants.filter((m: Mutant) => reach(m.id).files.length > 0);
+  const jobs: Job[] = covered.map((m) => ({ id: m.id, files: [check], only: reach(m.id).only, hitLimit: 10_000 }));
+  const find = (line: number, mutatorName: string, replacement: string) => {
+    const m = covered.find((x) => x.location.start.line + 1 === line && x.mutatorName === mutatorName && x.replacement === replacement);
+    assert.ok(m, `a ${mutatorName} mutant ${replacement} on line ${line}`);
+    return jobs.find((j) => j.id === m.id) as Job;
+  };
+  return { bundles, covered, jobs, find };
+}
+
 test('a fixture mutated: its checks kill, let survive or time out each mutant, in one worker process at a time', async () => {
   const work = mkdtempSync(join(tmpdir(), 'notify-mutation-fast-'));
   try {
-    const { bundle, instrument } = await import(BUILD);
-    const { instrumented, mutants } = await instrument([SRC]);
-    const bundles = await bundle([CHECK], instrumented, join(work, 'bundles'));
-    worker({ mode: 'dry', files: [CHECK], bundles, out: join(work, 'dry.json'), dryBudgetMs: 60_000, killAfterMs: 120_000 }, work);
-    const dry = JSON.parse(readFileSync(join(work, 'dry.json'), 'utf8'));
-    assert.deepEqual(dry.files[CHECK].failures, [], 'without a mutant the checks pass, hooks in node:test order');
-    const reach = reachOf(dry.coverage.perTest, [CHECK]);
-    const covered = mutants.filter((m: { id: string }) => reach(m.id).files.length > 0);
+    const { bundles, covered, jobs, find: findJob } = await prepare(work, SRC, CHECK);
     assert.ok(covered.length >= 10, `the checks reach the mutants (${covered.length})`);
-    const jobs = covered.map((m: { id: string }) => ({ id: m.id, files: [CHECK], only: reach(m.id).only, hitLimit: 10_000 }));
-    const verdicts = runJobs({ jobs, bundles, budgetMs: { [CHECK]: 20_000 }, perProcess: 100, work });
+    const verdicts = await runJobs({ jobs, bundles, budgetMs: { [CHECK]: 20_000 }, perProcess: 100, work });
     const find = (line: number, mutatorName: string, replacement: string) => {
-      const m = covered.find((x: { location: { start: { line: number } }; mutatorName: string; replacement: string }) => x.location.start.line + 1 === line && x.mutatorName === mutatorName && x.replacement === replacement);
-      assert.ok(m, `a ${mutatorName} mutant ${replacement} on line ${line}`);
-      return { job: jobs.find((j: { id: string }) => j.id === m.id), verdict: verdicts.get(m.id) };
+      const job = findJob(line, mutatorName, replacement);
+      return { job, verdict: verdicts.get(job.id) };
     };
     const status = (line: number, mutatorName: string, replacement: string) => find(line, mutatorName, replacement).verdict?.status;
     assert.equal(status(3, 'ConditionalExpression', 'false'), 'Killed', 'clamp(5, 3) would be 5');
@@ -51,6 +64,43 @@ test('a fixture mutated: its checks kill, let survive or time out each mutant, i
     assert.equal(empty.verdict?.wholeAgain, 1);
     assert.equal(status(3, 'ConditionalExpression', 'false'), 'Killed', 'clamp is the first test: its failure is the whole file\'s');
     assert.equal(verdicts.size, jobs.length, 'every mutant has a verdict');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+const HANG_SRC = 'test/fixtures/mutation-fast/hang.ts';
+const HANG_CHECK = 'test/fixtures/mutation-fast/hang.check.ts';
+
+test('a mutant that hangs where the worker cannot stop it is killed at its file budget; a fresh worker judges the rest', async () => {
+  const work = mkdtempSync(join(tmpdir(), 'notify-mutation-fast-'));
+  try {
+    const { bundles, jobs, find } = await prepare(work, HANG_SRC, HANG_CHECK);
+    // `opts.maxBatch && 2`: an await loop that never yields, so the worker's own timer never fires;
+    // `opts.perPage && 3`: a plain loop in code that is not instrumented, so the hit limit never trips
+    const awaitLoop = find(10, 'LogicalOperator', 'opts.maxBatch && 2');
+    const plainLoop = find(24, 'LogicalOperator', 'opts.perPage && 3');
+    const countDown = find(17, 'UpdateOperator', 'batches--');
+    // the hanging ones first, so that every other mutant is judged after them
+    const ordered = [awaitLoop, plainLoop, ...jobs.filter((j) => j !== awaitLoop && j !== plainLoop)];
+    const budgetMs = 2_000;
+    const started = Date.now();
+    const verdicts = await runJobs({ jobs: ordered, bundles, budgetMs: { [HANG_CHECK]: budgetMs }, perProcess: 100, work });
+    const seconds = (Date.now() - started) / 1000;
+    // each hang costs its budget and a little grace, not a batch's budgets; the bound leaves room for a loaded machine
+    assert.ok(seconds < 30, `the run ended in ${seconds.toFixed(1)} s`);
+    for (const hung of [awaitLoop, plainLoop]) {
+      assert.equal(verdicts.get(hung.id)?.status, 'Timeout');
+      assert.match(verdicts.get(hung.id)?.reason ?? '', /killed/);
+    }
+    assert.equal(verdicts.get(countDown.id)?.status, 'Killed', 'the mutants after the hangs are still judged');
+    assert.equal(verdicts.size, jobs.length, 'every mutant has a verdict');
+    // the verdicts file (what --resume goes on from) holds one verdict a mutant, and a second run reruns nothing
+    const lines = readFileSync(join(work, 'results.jsonl'), 'utf8').trim().split('\n');
+    assert.deepEqual(lines.map((l) => JSON.parse(l).id).sort(), jobs.map((j) => j.id).sort());
+    const again = Date.now();
+    assert.deepEqual(await runJobs({ jobs: ordered, bundles, budgetMs: { [HANG_CHECK]: budgetMs }, perProcess: 100, work }), verdicts);
+    assert.ok(Date.now() - again < 1_000, 'no worker started again');
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
