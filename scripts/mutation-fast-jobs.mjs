@@ -48,9 +48,13 @@ function watchedWorker(plan, work, env) {
       killAfter(plan.budgetMs[run.file] + graceMs(plan.budgetMs[run.file]), run);
     }
   });
+  // a runner that ends (an error, process.exit) does not leave a hung worker behind
+  const stop = () => child.kill('SIGKILL');
+  process.on('exit', stop);
   return new Promise((resolve) => {
     child.on('close', (status, signal) => {
       clearTimeout(timer);
+      process.off('exit', stop);
       resolve({ status, signal, overdue });
     });
   });
