@@ -84,7 +84,7 @@ test('a mutant that hangs where the worker cannot stop it is killed at its file 
     const countDown = find(17, 'UpdateOperator', 'batches--');
     // the hanging ones first, so that every other mutant is judged after them
     const ordered = [awaitLoop, plainLoop, ...jobs.filter((j) => j !== awaitLoop && j !== plainLoop)];
-    const budgetMs = 2_000;
+    const budgetMs = 3_000;
     const started = Date.now();
     const verdicts = await runJobs({ jobs: ordered, bundles, budgetMs: { [HANG_CHECK]: budgetMs }, perProcess: 100, work });
     const seconds = (Date.now() - started) / 1000;
