@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { createStore } from '../../src/store/index.ts';
 import { AJAX, capture, form } from '../capture/helpers.ts';
+import { call } from '../helpers/http.ts';
 import { freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -59,28 +60,52 @@ describe('SQLite: writes that read first wait for another process holding the wr
     assert.equal((await notify.contacts.get('known@example.com'))?.name, 'Known');
   });
 
-  test('a lock held past busy_timeout: the capture form answers 503 unavailable with Retry-After, stores nothing, and the same post goes through later', async () => {
-    // the process's one connection to the file (shared by every store opened on it), made to give up
-    // after 200 ms instead of 10 s; the lock is held by a connection of this process, so no waiting
-    // here blocks anything the test needs
+  /**
+   * Runs `fn` while a connection of this process holds the write lock, with the process's one
+   * connection to the file (shared by every store opened on it) giving up after 200 ms instead of
+   * 10 s; the holder is in this process, so the waiting blocks nothing the test needs. `release`
+   * ends the hold early.
+   */
+  async function pastBusyTimeout(fn: (release: () => void) => Promise<void>): Promise<void> {
     const shared = createStore(db.url);
     await sql`pragma busy_timeout = 200`.execute(shared.db);
     const holder = new BetterSqlite3(file);
+    const release = () => holder.inTransaction && holder.exec('rollback');
     try {
       holder.exec('begin immediate');
-      const refused = await capture(notify, form({ email: 'later@example.com' }), AJAX);
-      assert.equal(refused.status, 503);
-      assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After says when to post again');
-      assert.deepEqual(await refused.json(), { ok: false, code: 'unavailable', errors: ['Sorry, we could not save your sign-up right now. Please try again later.'] });
-      holder.exec('rollback');
-      assert.equal(await notify.contacts.get('later@example.com'), undefined, 'nothing stored');
-      assert.equal((await capture(notify, form({ email: 'later@example.com' }), AJAX)).status, 200);
-      assert.equal((await notify.contacts.get('later@example.com'))?.status, 'subscribed');
+      await fn(release);
     } finally {
-      if (holder.inTransaction) holder.exec('rollback');
+      release();
       holder.close();
       await sql`pragma busy_timeout = 10000`.execute(shared.db);
       await shared.close();
     }
+  }
+
+  test('a lock held past busy_timeout: the capture form answers 503 unavailable with Retry-After, stores nothing, and the same post goes through later', async () => {
+    await pastBusyTimeout(async (release) => {
+      const refused = await capture(notify, form({ email: 'later@example.com' }), AJAX);
+      assert.equal(refused.status, 503);
+      assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After says when to post again');
+      assert.deepEqual(await refused.json(), { ok: false, code: 'unavailable', errors: ['Sorry, we could not save your sign-up right now. Please try again later.'] });
+      release();
+      assert.equal(await notify.contacts.get('later@example.com'), undefined, 'nothing stored');
+      assert.equal((await capture(notify, form({ email: 'later@example.com' }), AJAX)).status, 200);
+      assert.equal((await notify.contacts.get('later@example.com'))?.status, 'subscribed');
+    });
+  });
+
+  test('a lock held past busy_timeout: an unsubscribe link answers 503 with Retry-After, changes nothing, and works later', async () => {
+    const contact = await notify.contacts.upsert({ email: 'leaving@example.com' });
+    const link = `/notify/unsubscribe/${contact.unsubscribe_token}`;
+    await pastBusyTimeout(async (release) => {
+      const refused = await call(notify, link, { method: 'POST' });
+      assert.equal(refused.status, 503);
+      assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After says when to try again');
+      release();
+      assert.equal((await notify.contacts.get(contact.id))?.status, 'subscribed', 'nothing changed');
+    });
+    assert.equal((await call(notify, link, { method: 'POST' })).status, 200);
+    assert.equal((await notify.contacts.get(contact.id))?.status, 'unsubscribed');
   });
 });

@@ -5,6 +5,7 @@ import { type CaptureInput, parseCaptureFields } from '../../core/capture-fields
 import { emailKey } from '../../core/email.ts';
 import { isNotifyError } from '../../errors.ts';
 import { clientIp } from '../client-ip.ts';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SEC } from '../store-unavailable.ts';
 import type { Limiter } from '../rate-limit/index.ts';
 import { addressBucket, ipBucket } from '../rate-limit/keys.ts';
 import { BodyError, type Fields, readFields } from './body.ts';
@@ -81,7 +82,7 @@ async function store(c: HonoContext, deps: CaptureHandlerDeps, reply: Reply, inp
     await captureContact(deps, input, { source: consentSource(c.req.header('referer')), ip: o.ip || null });
   } catch (err) {
     if (isNotifyError(err, 'INVALID_INPUT') || isNotifyError(err, 'INVALID_EMAIL')) return reply.fail(422, codeOf(err), [err.message]);
-    const busy = isNotifyError(err, 'STORE_UNAVAILABLE') || deps.ctx.store.dialect.isConnectionError(err);
+    const busy = isStoreUnavailable(err, deps.ctx.store);
     if (busy || UNAVAILABLE.some((code) => isNotifyError(err, code))) {
       deps.ctx.log.error({ err }, 'capture: could not complete a sign-up');
       return reply.fail(503, 'unavailable', [MESSAGES.unavailable], busy ? STORE_RETRY_AFTER_SEC : undefined);
@@ -93,13 +94,6 @@ async function store(c: HonoContext, deps: CaptureHandlerDeps, reply: Reply, inp
 
 /** Failures of the service, not of the post: the same post may simply be sent again later. */
 const UNAVAILABLE = ['MAILER_FAILED', 'MISSING_SENDER', 'CONFIG_INVALID'] as const;
-
-/**
- * A database that is unreachable, or whose write lock another process held past the busy timeout
- * (SQLite: a long import, a migration): likely over within seconds, unlike a mailer or configuration
- * the operator must fix, so the answer says when to post again.
- */
-const STORE_RETRY_AFTER_SEC = 5;
 
 /** Stable codes for the JSON answer: invalid_email, invalid_name, invalid_list, or invalid_field. */
 function codeOf(err: { code: string; details?: Record<string, unknown> }): string {
