@@ -5,6 +5,7 @@ import type { Views } from '../render/views.ts';
 import type { Notify } from '../notify.ts';
 import type { Services } from '../services.ts';
 import type { LimiterStore } from './rate-limit/index.ts';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SEC } from './store-unavailable.ts';
 import type { ResolvedDriver } from '../webhooks/index.ts';
 
 /**
@@ -39,6 +40,8 @@ export function createApp(parts: HttpParts, routes: RouteModule[]): NotifyApp {
   app.notFound((c) => c.text('Not found', 404));
   app.onError((err, c) => {
     parts.ctx.log.error({ err, path: c.req.path }, 'request failed');
+    // the same request may simply be sent again once the database is back
+    if (isStoreUnavailable(err, parts.ctx.store)) return c.text('Temporarily unavailable', 503, { 'Retry-After': String(STORE_RETRY_AFTER_SEC) });
     return c.text('Internal error', 500);
   });
   return app;

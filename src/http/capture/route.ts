@@ -5,6 +5,7 @@ import { type CaptureInput, parseCaptureFields } from '../../core/capture-fields
 import { emailKey } from '../../core/email.ts';
 import { isNotifyError } from '../../errors.ts';
 import { clientIp } from '../client-ip.ts';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SEC } from '../store-unavailable.ts';
 import type { Limiter } from '../rate-limit/index.ts';
 import { addressBucket, ipBucket } from '../rate-limit/keys.ts';
 import { BodyError, type Fields, readFields } from './body.ts';
@@ -81,9 +82,10 @@ async function store(c: HonoContext, deps: CaptureHandlerDeps, reply: Reply, inp
     await captureContact(deps, input, { source: consentSource(c.req.header('referer')), ip: o.ip || null });
   } catch (err) {
     if (isNotifyError(err, 'INVALID_INPUT') || isNotifyError(err, 'INVALID_EMAIL')) return reply.fail(422, codeOf(err), [err.message]);
-    if (UNAVAILABLE.some((code) => isNotifyError(err, code))) {
+    const busy = isStoreUnavailable(err, deps.ctx.store);
+    if (busy || UNAVAILABLE.some((code) => isNotifyError(err, code))) {
       deps.ctx.log.error({ err }, 'capture: could not complete a sign-up');
-      return reply.fail(503, 'unavailable', [MESSAGES.unavailable]);
+      return reply.fail(503, 'unavailable', [MESSAGES.unavailable], busy ? STORE_RETRY_AFTER_SEC : undefined);
     }
     throw err;
   }
@@ -91,7 +93,7 @@ async function store(c: HonoContext, deps: CaptureHandlerDeps, reply: Reply, inp
 }
 
 /** Failures of the service, not of the post: the same post may simply be sent again later. */
-const UNAVAILABLE = ['MAILER_FAILED', 'MISSING_SENDER', 'CONFIG_INVALID', 'STORE_UNAVAILABLE'] as const;
+const UNAVAILABLE = ['MAILER_FAILED', 'MISSING_SENDER', 'CONFIG_INVALID'] as const;
 
 /** Stable codes for the JSON answer: invalid_email, invalid_name, invalid_list, or invalid_field. */
 function codeOf(err: { code: string; details?: Record<string, unknown> }): string {

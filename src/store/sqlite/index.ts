@@ -5,7 +5,7 @@ import { type Expression, Kysely, type SqlBool, sql } from 'kysely';
 import type { JsonMemberConditions, JsonRowColumn, StoreDialect } from '../dialect.ts';
 import type { Database } from '../schema.ts';
 import { eventInserter } from './event-inserts.ts';
-import { MigrationLockingSqliteDialect } from './migration-lock.ts';
+import { NotifySqliteDialect } from './dialect.ts';
 import { fixedWriter, keyedReader, rowInserter, rowUpdater } from './prepared-writes.ts';
 import { sendGroups } from './send-groups.ts';
 import { cachingStatements } from './statement-cache.ts';
@@ -45,7 +45,7 @@ function connect(path: string): Pick<Shared, 'db' | 'sqlite'> {
   sqlite.pragma('busy_timeout = 10000');
   // SQLite's lower() folds ASCII only; searches must fold as the lower-cased term does.
   sqlite.function('notify_lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v));
-  return { sqlite, db: new Kysely<Database>({ dialect: new MigrationLockingSqliteDialect({ database: cachingStatements(sqlite) }, sqlite, path) }) };
+  return { sqlite, db: new Kysely<Database>({ dialect: new NotifySqliteDialect({ database: cachingStatements(sqlite) }, sqlite, path) }) };
 }
 
 /** `sqlite:./notify.db`, `sqlite::memory:` */

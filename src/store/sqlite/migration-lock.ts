@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { type DialectAdapter, type Kysely, SqliteAdapter, SqliteDialect, type SqliteDialectConfig, sql } from 'kysely';
+import { type Kysely, SqliteAdapter, sql } from 'kysely';
 import { NotifyError } from '../../errors.ts';
 
 /**
@@ -13,7 +13,7 @@ import { NotifyError } from '../../errors.ts';
  * A migration that fails leaves what it did before the failure, as it did without the lock: the
  * release cannot tell success from failure, and the migrator records each success as it goes.
  */
-class LockingSqliteAdapter extends SqliteAdapter {
+export class LockingSqliteAdapter extends SqliteAdapter {
   readonly #sqlite: BetterSqlite3.Database;
   readonly #file: string;
 
@@ -36,22 +36,5 @@ class LockingSqliteAdapter extends SqliteAdapter {
 
   override async releaseMigrationLock(db: Kysely<any>): Promise<void> {
     if (this.#sqlite.inTransaction) await sql`commit`.execute(db);
-  }
-}
-
-/** Kysely's SQLite dialect whose migrator holds the database's write lock while it migrates. */
-export class MigrationLockingSqliteDialect extends SqliteDialect {
-  readonly #sqlite: BetterSqlite3.Database;
-  readonly #file: string;
-
-  /** `sqlite` is the connection under `config.database` (which may wrap it) */
-  constructor(config: SqliteDialectConfig, sqlite: BetterSqlite3.Database, file: string) {
-    super(config);
-    this.#sqlite = sqlite;
-    this.#file = file;
-  }
-
-  override createAdapter(): DialectAdapter {
-    return new LockingSqliteAdapter(this.#sqlite, this.#file);
   }
 }
