@@ -11,10 +11,11 @@ const compiled = join(root, 'dist/cli/main.js');
 
 /**
  * Whether dist/ may run. An installed package (under a node_modules folder, whatever the package manager
- * and the mtimes it gives the files): whenever dist/ is there, as the library's import does. A checkout:
- * only when no file or folder under src/ changed after dist/cli/main.js was written (an edit moves a
- * file's mtime, a deletion or rename its folder's, `git checkout`/`git pull` write what they change),
- * so someone editing the sources never runs an older build.
+ * and the mtimes it gives the files): whenever dist/ is there, as the library's import does. Elsewhere (a
+ * checkout, or a tarball unpacked by hand): only when no file under src/ changed after dist/cli/main.js
+ * was written (an edit moves the file's mtime, `git checkout`/`git pull` write the files they change), so
+ * someone editing the sources never runs an older build. Files only: tar dates the folders it creates at
+ * extraction but keeps the tarball's date on files, the same for src/ and dist/.
  */
 function compiledIsCurrent() {
   let built;
@@ -25,7 +26,10 @@ function compiledIsCurrent() {
   }
   if (root.split(sep).includes('node_modules')) return true;
   const src = join(root, 'src');
-  return [src, ...readdirSync(src, { recursive: true }).map((entry) => join(src, entry))].every((f) => statSync(f).mtimeMs <= built);
+  return readdirSync(src, { recursive: true }).every((entry) => {
+    const stat = statSync(join(src, entry));
+    return stat.isDirectory() || stat.mtimeMs <= built;
+  });
 }
 
 if (compiledIsCurrent()) {

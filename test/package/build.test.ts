@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -28,6 +28,7 @@ describe(`the packed ${PACKAGE.name} tarball, installed in a project`, () => {
   const app = join(tmp, 'app');
   const source = join(tmp, 'source');
   const installed = join(app, 'node_modules', PACKAGE.name);
+  let tarball = '';
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
   before(async () => {
@@ -38,7 +39,7 @@ describe(`the packed ${PACKAGE.name} tarball, installed in a project`, () => {
     // `npm test`'s type-check does over these sources and the tests; half the build's CPU
     await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--sourceMap', 'false', '--noCheck'], { cwd: source });
     const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', tmp], { cwd: source, env: cleanEnv() });
-    const tarball = join(tmp, stdout.trim().split('\n').pop()!);
+    tarball = join(tmp, stdout.trim().split('\n').pop()!);
 
     const modules = join(app, 'node_modules');
     mkdirSync(join(modules, '.bin'), { recursive: true });
@@ -107,7 +108,9 @@ console.log(JSON.stringify({ pixel: [pixel.status, (await pixel.arrayBuffer()).b
     assert.match(stdout, /Campaign 2: Spring news for \{\{ contact\.name \}\} \(sent\)/);
   });
 
-  test('the installed CLI runs the compiled JavaScript of dist/, no TypeScript loader', async () => {
+  test('the installed CLI runs the compiled JavaScript of dist/, no TypeScript loader, whatever dates the package manager gave the files', async () => {
+    // some package managers date each file as they write it: a source written after dist/ must not matter
+    utimesSync(join(installed, 'src/cli/main.ts'), new Date(), new Date(Date.now() + 60_000));
     const { files, stdout } = await filesRun(join(app, 'node_modules/.bin/notify'), ['--help'], app, installed);
     assert.match(stdout, /notify:send-campaign/);
     const ran = [...files].sort();
@@ -158,5 +161,16 @@ console.log(JSON.stringify({ pixel: [pixel.status, (await pixel.arrayBuffer()).b
     assert.match(edited.stdout, /Edited after the build: email campaigns/);
     assert.ok(edited.files.has('src/cli/main.ts'), [...edited.files].join(', '));
     assert.ok(!readFileSync(join(source, 'dist/cli/main.js'), 'utf8').includes('Edited after the build'), 'dist/ itself is the older build');
+  });
+
+  test("a tarball unpacked by hand outside node_modules runs dist/ too: tar dates the folders now, the files with the tarball's date", async () => {
+    const unpacked = join(tmp, 'unpacked');
+    mkdirSync(unpacked);
+    await run('tar', ['xzf', tarball, '-C', unpacked, '--strip-components=1']);
+    symlinkSync(join(ROOT, 'node_modules'), join(unpacked, 'node_modules'));
+    const { files, stdout } = await filesRun(join(unpacked, 'bin/notify.js'), ['--version'], unpacked, unpacked);
+    assert.equal(stdout.trim(), PACKAGE.version);
+    assert.ok([...files].some((f) => f.startsWith('dist/cli/')), [...files].join(', '));
+    assert.deepEqual([...files].filter((f) => f === 'tsx' || f.startsWith('src/')), []);
   });
 });
