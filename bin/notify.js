@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The CLI: the compiled JavaScript of dist/ when it is current, else the TypeScript sources through tsx
 // (tsx transpiles every source at start unless its cache in the temp folder has them).
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -26,6 +26,8 @@ function compiledIsCurrent() {
   }
   if (root.split(sep).includes('node_modules')) return true;
   const src = join(root, 'src');
+  // a copy slimmed to what runs (no sources) has nothing newer
+  if (!existsSync(src)) return true;
   return readdirSync(src, { recursive: true }).every((entry) => {
     const stat = statSync(join(src, entry));
     return stat.isDirectory() || stat.mtimeMs <= built;

@@ -172,5 +172,10 @@ console.log(JSON.stringify({ pixel: [pixel.status, (await pixel.arrayBuffer()).b
     assert.equal(stdout.trim(), PACKAGE.version);
     assert.ok([...files].some((f) => f.startsWith('dist/cli/')), [...files].join(', '));
     assert.deepEqual([...files].filter((f) => f === 'tsx' || f.startsWith('src/')), []);
+
+    // a copy slimmed to what runs (a container image without src/): dist/, nothing to compare it with
+    rmSync(join(unpacked, 'src'), { recursive: true });
+    const slim = await filesRun(join(unpacked, 'bin/notify.js'), ['--version'], unpacked, unpacked);
+    assert.equal(slim.stdout.trim(), PACKAGE.version);
   });
 });
