@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { simpleParser } from 'mailparser';
+import { NotifyProcess } from '../e2e/harness.ts';
+import { filesRun } from './ran-from.ts';
 import { readmeBlock } from './readme.ts';
 
 const run = promisify(execFile);
@@ -24,10 +26,12 @@ const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k
 describe(`the packed ${PACKAGE.name} tarball, installed in a project`, () => {
   const tmp = mkdtempSync(join(tmpdir(), 'notify-pkg-'));
   const app = join(tmp, 'app');
+  const source = join(tmp, 'source');
+  const installed = join(app, 'node_modules', PACKAGE.name);
+  let tarball = '';
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
   before(async () => {
-    const source = join(tmp, 'source');
     mkdirSync(source);
     for (const entry of ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src', 'views']) cpSync(join(ROOT, entry), join(source, entry), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules'), join(source, 'node_modules'));
@@ -35,12 +39,11 @@ describe(`the packed ${PACKAGE.name} tarball, installed in a project`, () => {
     // `npm test`'s type-check does over these sources and the tests; half the build's CPU
     await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--sourceMap', 'false', '--noCheck'], { cwd: source });
     const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', tmp], { cwd: source, env: cleanEnv() });
-    const tarball = join(tmp, stdout.trim().split('\n').pop()!);
+    tarball = join(tmp, stdout.trim().split('\n').pop()!);
 
     const modules = join(app, 'node_modules');
     mkdirSync(join(modules, '.bin'), { recursive: true });
     for (const dep of readdirSync(join(ROOT, 'node_modules'))) if (!dep.startsWith('.')) symlinkSync(join(ROOT, 'node_modules', dep), join(modules, dep));
-    const installed = join(modules, PACKAGE.name);
     mkdirSync(installed);
     await run('tar', ['xzf', tarball, '-C', installed, '--strip-components=1']);
     for (const [name, file] of Object.entries(PACKAGE.bin)) {
@@ -51,7 +54,6 @@ describe(`the packed ${PACKAGE.name} tarball, installed in a project`, () => {
   });
 
   test('the tarball holds the compiled library, the CLI sources and the views, and no tests', () => {
-    const installed = join(app, 'node_modules', PACKAGE.name);
     for (const file of ['dist/index.js', 'dist/index.d.ts', 'bin/notify.js', 'src/cli/main.ts', 'views/notify/layouts/default.liquid', 'README.md']) {
       assert.ok(statSync(join(installed, file)).isFile(), file);
     }
@@ -104,5 +106,76 @@ console.log(JSON.stringify({ pixel: [pixel.status, (await pixel.arrayBuffer()).b
     assert.match(stdout, /created 2, updated 0, unchanged 0, rejected 0/);
     assert.match(stdout, /campaign 2 run 1: sent 2, failed 0, suppressed 0 - campaign sent/);
     assert.match(stdout, /Campaign 2: Spring news for \{\{ contact\.name \}\} \(sent\)/);
+  });
+
+  test('the installed CLI runs the compiled JavaScript of dist/, no TypeScript loader, whatever dates the package manager gave the files', async () => {
+    // some package managers date each file as they write it: a source written after dist/ must not matter
+    utimesSync(join(installed, 'src/cli/main.ts'), new Date(), new Date(Date.now() + 60_000));
+    const { files, stdout } = await filesRun(join(app, 'node_modules/.bin/notify'), ['--help'], app, installed);
+    assert.match(stdout, /notify:send-campaign/);
+    const ran = [...files].sort();
+    assert.ok(ran.some((f) => f.startsWith('dist/cli/')), `the code of dist/cli/ ran: ${ran.join(', ')}`);
+    assert.deepEqual(ran.filter((f) => f === 'tsx' || f.startsWith('src/')), [], 'no source file, no tsx');
+  });
+
+  test('notify serve from the installed package: the pixel, a capture and its confirmation email, a shipped view, the admin script; SIGTERM stops it', async () => {
+    const dir = join(app, 'serving');
+    mkdirSync(dir);
+    writeFileSync(join(dir, '.env'), 'NOTIFY_FROM_EMAIL=news@example.com\nNOTIFY_DOUBLE_OPT_IN=true\nNOTIFY_ADMIN_TOKEN=an-admin-token-of-some-length\n');
+    const serve = new NotifyProcess('notify serve', spawn(join(app, 'node_modules/.bin/notify'), ['serve', '--port', '0', '--host', '127.0.0.1'], { cwd: dir, env: cleanEnv() }));
+    try {
+      const [, url] = await serve.waitForOutput(/listening on (http:\/\/\S+)/, 90_000);
+      const pixel = await fetch(`${url}/notify/open/${'x'.repeat(22)}`);
+      assert.deepEqual([pixel.status, pixel.headers.get('content-type'), (await pixel.arrayBuffer()).byteLength], [200, 'image/gif', 43]);
+      const capture = await fetch(`${url}/notify/capture`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ email: 'dee@example.com' }) });
+      assert.equal(capture.status, 200, await capture.clone().text());
+      assert.equal(((await capture.json()) as { ok: boolean }).ok, true);
+      const [eml, ...more] = readdirSync(join(dir, 'outbox'));
+      assert.equal(more.length, 0);
+      const mail = await simpleParser(readFileSync(join(dir, 'outbox', eml)));
+      assert.equal(mail.to && !Array.isArray(mail.to) ? mail.to.text : '', 'dee@example.com');
+      assert.match(String(mail.html), /\/notify\/confirm\//);
+      const invalid = await fetch(`${url}/notify/unsubscribe/${'y'.repeat(22)}`);
+      assert.equal(invalid.status, 404);
+      assert.match(await invalid.text(), /<html/i);
+      const script = await fetch(`${url}/notify/admin/console.js`);
+      assert.equal(script.status, 200);
+      assert.equal(await script.text(), readFileSync(join(installed, 'views/notify/admin/console.js'), 'utf8'));
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${serve.describe()}`, { cause: err });
+    } finally {
+      assert.equal(await serve.stop(), 0, serve.describe());
+    }
+  });
+
+  test('in a checkout, a fresh build is what runs, and a source edited after it runs through tsx, never the older dist/', async () => {
+    const bin = join(source, 'bin/notify.js');
+    const built = await filesRun(bin, ['--version'], source, source);
+    assert.equal(built.stdout.trim(), PACKAGE.version);
+    assert.ok([...built.files].some((f) => f.startsWith('dist/cli/')), 'just built: dist/ runs');
+    assert.deepEqual([...built.files].filter((f) => f === 'tsx' || f.startsWith('src/')), [], 'just built: no source file, no tsx');
+
+    const main = join(source, 'src/cli/main.ts');
+    writeFileSync(main, readFileSync(main, 'utf8').replace(".description('Email campaigns", ".description('Edited after the build: email campaigns"));
+    const edited = await filesRun(bin, ['--help'], source, source);
+    assert.match(edited.stdout, /Edited after the build: email campaigns/);
+    assert.ok(edited.files.has('src/cli/main.ts'), [...edited.files].join(', '));
+    assert.ok(!readFileSync(join(source, 'dist/cli/main.js'), 'utf8').includes('Edited after the build'), 'dist/ itself is the older build');
+  });
+
+  test("a tarball unpacked by hand outside node_modules runs dist/ too: tar dates the folders now, the files with the tarball's date", async () => {
+    const unpacked = join(tmp, 'unpacked');
+    mkdirSync(unpacked);
+    await run('tar', ['xzf', tarball, '-C', unpacked, '--strip-components=1']);
+    symlinkSync(join(ROOT, 'node_modules'), join(unpacked, 'node_modules'));
+    const { files, stdout } = await filesRun(join(unpacked, 'bin/notify.js'), ['--version'], unpacked, unpacked);
+    assert.equal(stdout.trim(), PACKAGE.version);
+    assert.ok([...files].some((f) => f.startsWith('dist/cli/')), [...files].join(', '));
+    assert.deepEqual([...files].filter((f) => f === 'tsx' || f.startsWith('src/')), []);
+
+    // a copy slimmed to what runs (a container image without src/): dist/, nothing to compare it with
+    rmSync(join(unpacked, 'src'), { recursive: true });
+    const slim = await filesRun(join(unpacked, 'bin/notify.js'), ['--version'], unpacked, unpacked);
+    assert.equal(slim.stdout.trim(), PACKAGE.version);
   });
 });
