@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Context as HonoContext } from 'hono';
 import { applyWebhookEvents } from '../core/webhook-events.ts';
-import { isNotifyError } from '../errors.ts';
 import { isParsedWebhookEvent, type WebhookRequest } from '../webhooks/contract.ts';
 import type { ResolvedDriver } from '../webhooks/index.ts';
 import type { HttpParts, RouteModule } from './app.ts';
 import { readCapped } from './read-body.ts';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SEC } from './store-unavailable.ts';
 
 /** SendGrid batches are the largest bodies; anything past this is no provider's. */
 const MAX_BODY_BYTES = 5 * 1024 * 1024;
@@ -51,9 +51,9 @@ async function handle(c: HonoContext, parts: HttpParts): Promise<Response> {
     const result = await applyWebhookEvents(parts.ctx, resolved.name, events, createHash('sha256').update(body).digest('hex'));
     return c.json(result);
   } catch (err) {
-    if (!isNotifyError(err, 'STORE_UNAVAILABLE') && !parts.ctx.store.dialect.isConnectionError(err)) throw err;
+    if (!isStoreUnavailable(err, parts.ctx.store)) throw err;
     log.error({ err }, 'webhook events could not be stored');
-    return c.text('Temporarily unavailable', 503);
+    return c.text('Temporarily unavailable', 503, { 'Retry-After': String(STORE_RETRY_AFTER_SEC) });
   }
 }
 

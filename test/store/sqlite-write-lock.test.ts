@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { createStore } from '../../src/store/index.ts';
 import { AJAX, capture, form } from '../capture/helpers.ts';
+import { providerRigs } from '../e2e/webhook-requests.ts';
 import { call } from '../helpers/http.ts';
 import { freshDatabaseUrl, testOptions } from '../helpers/engines.ts';
 
@@ -107,5 +108,23 @@ describe('SQLite: writes that read first wait for another process holding the wr
     });
     assert.equal((await call(notify, link, { method: 'POST' })).status, 200);
     assert.equal((await notify.contacts.get(contact.id))?.status, 'unsubscribed');
+  });
+  test('a lock held past busy_timeout: a provider webhook answers 503 with Retry-After, applies nothing, and the redelivery is applied', async () => {
+    const { postmark } = providerRigs();
+    const hooks = await createNotify(testOptions(db.url, postmark.config));
+    try {
+      await hooks.contacts.upsert({ email: 'bounced-later@example.com' });
+      await pastBusyTimeout(async (release) => {
+        const refused = await call(hooks, '/notify/webhook', postmark.bounce('bounced-later@example.com'));
+        assert.equal(refused.status, 503, 'the provider is told to redeliver');
+        assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After says when to redeliver');
+        release();
+        assert.equal((await hooks.contacts.get('bounced-later@example.com'))?.status, 'subscribed', 'nothing applied');
+      });
+      assert.equal((await call(hooks, '/notify/webhook', postmark.bounce('bounced-later@example.com'))).status, 200);
+      assert.equal((await hooks.contacts.get('bounced-later@example.com'))?.status, 'bounced');
+    } finally {
+      await hooks.close();
+    }
   });
 });
