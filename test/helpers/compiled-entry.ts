@@ -7,7 +7,7 @@ import { buildSync } from 'esbuild';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BUILD_ROOT = join(ROOT, '.test-build');
 
-/** The package's own bin: TypeScript through tsx, exactly as a deployment starts it. */
+/** The package's own bin: `dist/` when current, else the sources through tsx (bin/notify.js says how it decides). */
 export const BIN = join(ROOT, 'bin/notify.js');
 
 const built = new Map<string, string>();
