@@ -67,6 +67,27 @@ forEachEngine('tracking batch rows', (h) => {
       assert.equal(Number(first?.opened_at), 100_000, 'the first open of the send is its opened_at');
     });
   }
+
+  // PostgreSQL sends a json column that is empty in every row as one constant, not as an array
+  // (store/postgres/column-arrays.ts): batches of one type, all empty, all but one empty
+  for (const type of ['open', 'click'] as const) {
+    for (const withOne of [false, true]) {
+      test(`a batch of ${type}s whose metadata is ${withOne ? 'empty but in one' : 'empty in every one'} stores each event's own`, async () => {
+        const { store } = a().context;
+        const campaignId = await insertCampaign(store);
+        const send = await insertSend(a(), { campaignId, sentAt: 0 });
+        const rec = createTrackingRecorder({ store, log }, { intervalMs: 60_000 });
+        const metadata = (i: number) => (withOne && i === 2 ? { ip: '10.0.0.2' } : {});
+        for (let i = 0; i < 4; i++) rec.record({ type, token: send.token, at: 100_000 + i * 10_000, link_index: type === 'click' ? i : null, metadata: metadata(i), method: 'GET', userAgent: BROWSER });
+        await rec.close();
+        const stored = (await eventsOf(store, send.id)).sort((x, y) => Number(x.created_at) - Number(y.created_at));
+        assert.deepEqual(
+          stored.map((r) => [r.type, typeof r.metadata === 'string' ? JSON.parse(r.metadata) : r.metadata]),
+          [0, 1, 2, 3].map((i) => [type, metadata(i)]),
+        );
+      });
+    }
+  }
 });
 
 forEachEngine('tracking batch without foreign-key checks', (h) => {

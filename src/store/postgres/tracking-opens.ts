@@ -4,7 +4,7 @@ import type { TrackingBatchResult } from '../../core/storage/tracking-batches.ts
 import { columnList } from '../dialect.ts';
 import { type FixedStatement, fixedStatement } from '../fixed-statement.ts';
 import { ENDPOINT_COLUMNS, type Outbox, TRACKING_BATCH } from '../outbox.ts';
-import { columnArrayParameters, columnArraysText, ROW_ORDER, textArrayLiteral } from './column-arrays.ts';
+import { columnArrayParameters, columnArraysText, EMPTY_JSON, type EmptyColumns, emptyJsonColumns, emptyKey, ROW_ORDER, textArrayLiteral, unnestText } from './column-arrays.ts';
 import type { OpensBatch } from '../group-writes.ts';
 import type { Database } from '../schema.ts';
 import { ADD_ON_CONFLICT } from '../repos/counters.ts';
@@ -31,13 +31,14 @@ import { ADD_ON_CONFLICT } from '../repos/counters.ts';
 const EVENT_INPUT = columnList({ token: 'text', metadata: 'json', is_machine: 'smallint', machine_reason: 'text', created_at: 'bigint' });
 const ZEROS = (except: Record<string, string>) => COUNTER_NAMES.map((n) => except[n] ?? '0').join(', ');
 
-function statementText(batchRow: boolean, outbox: boolean): string {
+function statementText(batchRow: boolean, outbox: boolean, empty: EmptyColumns): string {
+  const metadata = empty.has('metadata') ? EMPTY_JSON : 'x.metadata';
   const parts = [
-    `x as (select * from unnest(${EVENT_INPUT.map((c) => `?::${c.type === 'json' ? 'jsonb' : c.type}[]`).join(', ')}) with ordinality as x(${EVENT_INPUT.map((c) => c.name).join(', ')}, ${ROW_ORDER}))`,
+    `x as (select * from ${unnestText(EVENT_INPUT, empty)})`,
     // materialized: the lock is taken once, before anything reads the rows
     's as materialized (select t.id, t.token, t.campaign_id, t.contact_id, t.opened_at, t.human_opened_at from notify_sends t where t.token = any(?::text[]) order by t.id for no key update of t)',
     `e as (insert into notify_events (type, send_id, contact_id, campaign_id, link_index, metadata, is_machine, machine_reason, created_at)
-      select 'open', s.id, s.contact_id, s.campaign_id, null, x.metadata, x.is_machine, x.machine_reason, x.created_at
+      select 'open', s.id, s.contact_id, s.campaign_id, null, ${metadata}, x.is_machine, x.machine_reason, x.created_at
       from x join s on s.token = x.token order by s.contact_id, x.${ROW_ORDER} returning id)`,
     `f as (select s.id, s.campaign_id,
         case when s.opened_at is null then min(x.created_at) end as opened,
@@ -61,12 +62,12 @@ function statementText(batchRow: boolean, outbox: boolean): string {
   return `with ${parts.join(',\n')}\nselect (select count(*) from e) as inserted, (select coalesce(sum(opened), 0) from u) as first_opens`;
 }
 
-/** the four forms (with or without a batch row, an outbox row), each made once */
+/** the eight forms (with or without a batch row, an outbox row, the events' metadata), each made once */
 const statements = new Map<string, FixedStatement>();
-function statementFor(batchRow: boolean, outbox: boolean): FixedStatement {
-  const key = `${batchRow}${outbox}`;
+function statementFor(batchRow: boolean, outbox: boolean, empty: EmptyColumns): FixedStatement {
+  const key = `${batchRow}${outbox}${emptyKey(empty)}`;
   let s = statements.get(key);
-  if (!s) statements.set(key, (s = fixedStatement(statementText(batchRow, outbox))));
+  if (!s) statements.set(key, (s = fixedStatement(statementText(batchRow, outbox, empty))));
   return s;
 }
 
@@ -83,11 +84,13 @@ export async function writeOpens(db: Kysely<Database>, outbox: Outbox, b: OpensB
     rows[i] = { token: e.token, metadata: e.metadata, is_machine: isMachine ? 1 : 0, machine_reason: reason, created_at: e.at };
     tokens.add(e.token);
   }
-  const parameters: unknown[] = [...columnArrayParameters(EVENT_INPUT, rows), textArrayLiteral([...tokens])];
+  // an open's metadata is empty (http/tracking-events.ts): then no array of it is sent
+  const empty = emptyJsonColumns(EVENT_INPUT, rows);
+  const parameters: unknown[] = [...columnArrayParameters(EVENT_INPUT, rows, empty), textArrayLiteral([...tokens])];
   if (b.batch) parameters.push(b.batch.id, b.batch.at);
   const endpoints = outbox.trackingRows(b.now);
   if (endpoints.length > 0) parameters.push(TRACKING_BATCH, b.now, b.now, ...columnArrayParameters(ENDPOINT_COLUMNS, endpoints as unknown as Record<string, unknown>[]));
-  const { rows: out } = await statementFor(b.batch !== undefined, endpoints.length > 0)<{ inserted: string; first_opens: string }>(db, parameters);
+  const { rows: out } = await statementFor(b.batch !== undefined, endpoints.length > 0, empty)<{ inserted: string; first_opens: string }>(db, parameters);
   const inserted = Number(out[0].inserted);
   return { inserted, unknown: b.events.length - inserted, firstOpens: Number(out[0].first_opens), firstClicks: 0 };
 }
