@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { manualClock } from '../../src/core/clock.ts';
 import { CONFIRM_TTL_MS } from '../../src/core/optin.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
-import { type EngineHandle, forEachEngine, testOptions, useNotify } from '../helpers/engines.ts';
+import { forEachEngine, testOptions, useNotify } from '../helpers/engines.ts';
 import { call } from '../helpers/http.ts';
 import { recordingLogger } from '../helpers/log-lines.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
@@ -22,15 +22,6 @@ const refused = (code: string, message: string) => ({ status: 422, body: { ok: f
 const OK = { status: 200, body: { ok: true, message: 'Thanks for subscribing!' } };
 const from = (path: string) => ({ referer: `http://localhost:3000${path}` });
 const sentTo = (sink: SmtpSink, email: string) => sink.messages.filter((m) => m.envelope.to.some((to) => to.toLowerCase() === email));
-
-function useInstance(h: EngineHandle, options: () => Parameters<typeof createNotify>[0]): () => Notify {
-  let notify: Notify | undefined;
-  before(async () => {
-    notify = await createNotify({ ...testOptions(h.url), ...options() });
-  });
-  after(() => notify?.close());
-  return () => notify!;
-}
 
 forEachEngine('capture without double opt-in: known addresses', (h) => {
   const mailer = recordingMailer();
@@ -141,13 +132,18 @@ forEachEngine('capture without double opt-in: known addresses', (h) => {
 
 forEachEngine('capture with double opt-in: the email at the SMTP server', (h) => {
   let sink: SmtpSink;
+  let instance: Notify;
   const clock = manualClock();
   before(async () => {
     sink = await startSmtpSink();
+    instance = await createNotify({ ...testOptions(h.url), doubleOptIn: true, captureRateLimit: 0, clock, feedbackId: 'notify:{kind}', mailer: `smtp://127.0.0.1:${sink.port}` });
   });
-  const notify = useInstance(h, () => ({ doubleOptIn: true, captureRateLimit: 0, clock, feedbackId: 'notify:{kind}', mailer: `smtp://127.0.0.1:${sink.port}` }));
-  // after the instance's close: its mailer's pooled connection would hold the sink open
-  after(() => sink.close());
+  // the instance first: its mailer's pooled connection would hold the sink open
+  after(async () => {
+    await instance.close();
+    await sink.close();
+  });
+  const notify = () => instance;
 
   test('the greeting names the stored name, else the posted one; the Feedback-ID says optin', async () => {
     await post(notify(), { email: 'new@example.com', name: 'Nell' });

@@ -170,6 +170,13 @@ forEachEngine('import: the bytes of the file', (h) => {
     assert.match(err.message, /^The file is not UTF-8 text \(line 3\)/);
     assert.equal(await notify().contacts.get('end@example.com'), undefined);
   });
+
+  test('a character cut by bad bytes where one chunk ends and the next begins is named on its own line', async () => {
+    // line 3 is `a` then 0xC3 (the start of a two-byte character) then `b`, which cannot follow it
+    const err = await failure(importChunks(notify(), [Buffer.from([...Buffer.from('email\ncut@example.com\na'), 0xc3]), Buffer.from('b\nmore@example.com\n')]));
+    assert.deepEqual(err.details, { line: 3 });
+    assert.match(err.message, /^The file is not UTF-8 text \(line 3\)/);
+  });
 });
 
 forEachEngine('export: header and cells', (h) => {
