@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { manualClock } from '../../src/core/clock.ts';
-import { CONFIRM_TTL_MS } from '../../src/core/optin.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { forEachEngine, testOptions, useNotify } from '../helpers/engines.ts';
 import { call } from '../helpers/http.ts';
@@ -178,7 +177,7 @@ forEachEngine('capture with double opt-in: the email at the SMTP server', (h) =>
   test('a link still works at exactly 7 days', async () => {
     await post(notify(), { email: 'week@example.com' });
     const [mail] = sentTo(sink, 'week@example.com');
-    clock.advance(CONFIRM_TTL_MS);
+    clock.advance(7 * 24 * 3600_000);
     const res = await call(notify(), new URL(confirmLink(mail.parsed)).pathname, { method: 'POST' });
     assert.equal(res.status, 200);
     assert.equal((await notify().contacts.get('week@example.com'))?.status, 'subscribed');
@@ -218,6 +217,7 @@ forEachEngine('confirmation emails that cannot leave', (h) => {
       mailer.send = send;
     }
     assert.match(lastError().message, /^Confirmation email to thrown@example\.com failed: relay down/);
+    assert.match(String((lastError() as { stack?: string }).stack), /caused by: Error: relay down/, 'the mailer error is kept as the cause');
   });
 });
 
@@ -234,5 +234,21 @@ forEachEngine('double opt-in without a usable from address', (h) => {
     const err = log.lines.find((l) => l.msg === 'capture: could not complete a sign-up')?.err as { code: string; message: string };
     assert.equal(err.code, 'MISSING_SENDER');
     assert.match(err.message, /^Double opt-in needs a from address: set the fromEmail option/);
+  });
+});
+
+forEachEngine('double opt-in with a from address that is no address', (h) => {
+  const mailer = recordingMailer();
+  const log = recordingLogger();
+  const notify = useNotify(h, { doubleOptIn: true, captureRateLimit: 0, mailer, logger: log.logger, fromEmail: 'not-an-address' });
+
+  test('no confirmation leaves; the log blames the fromEmail option, with the header error as its cause', async () => {
+    assert.equal((await post(notify(), { email: 'badfrom@example.com' })).status, 503);
+    assert.equal(mailer.sent.length, 0);
+    assert.equal(await notify().contacts.get('badfrom@example.com'), undefined);
+    const err = log.lines.find((l) => l.msg === 'capture: could not complete a sign-up')?.err as { code: string; message: string; details: unknown; stack: string };
+    assert.deepEqual({ code: err.code, details: err.details }, { code: 'CONFIG_INVALID', details: { option: 'fromEmail' } });
+    assert.match(err.message, /^Double opt-in cannot send: Invalid from address "not-an-address"/);
+    assert.match(err.stack, /caused by: NotifyError: Invalid from address/);
   });
 });

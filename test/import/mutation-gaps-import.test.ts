@@ -113,6 +113,16 @@ forEachEngine('import: statuses and counts', (h) => {
     assert.equal((await stored(notify(), 'receipts@example.com'))?.status, 'pending');
   });
 
+  test('an erased address that had unsubscribed stays unsubscribed whatever status the file gives it', async () => {
+    for (const status of ['subscribed', 'pending']) {
+      const email = `erased-${status}@example.com`;
+      await notify().contacts.upsert({ email, status: 'unsubscribed' });
+      await notify().contacts.erase(email);
+      assert.equal((await importText(notify(), `email,status\n${email},${status}\n`)).created, 1);
+      assert.equal((await stored(notify(), email))?.status, 'unsubscribed', status);
+    }
+  });
+
   test('a row that says what is stored, subscribed included, counts as unchanged', async () => {
     await notify().contacts.upsert({ email: 'same@example.com', name: 'Sam', lists: ['news'] });
     await notify().contacts.upsert({ email: 'bounced@example.com', status: 'bounced' });
@@ -155,6 +165,26 @@ forEachEngine('import: the bytes of the file', (h) => {
     assert.equal((await stored(notify(), 'cr@example.com'))?.attributes.plan, 'pro');
   });
 
+  test('a last quoted cell that starts with CR, at the end of the file without a line break, is read whole', async () => {
+    await importChunks(notify(), ['email,plan\ncr2@example.com,"\rpro"']);
+    assert.equal((await stored(notify(), 'cr2@example.com'))?.attributes.plan, 'pro');
+  });
+
+  test('a bad byte after a character of 2, 3 or 4 bytes (lead bytes C3, E0, E2, F0) that chunks cut anywhere is named on its line', async () => {
+    const good = new TextEncoder().encode('email,note\na@x.io,é\nb@x.io,अ\nc@x.io,€\nd@x.io,😀\n');
+    for (let at = 0; at <= good.length; at++) {
+      const bytes = new Uint8Array([...good.subarray(0, at), 0xff, ...good.subarray(at)]);
+      const line = new TextDecoder().decode(good.subarray(0, at)).split('\n').length;
+      // three chunks: the bad byte in the last, which may begin with the rest of a character the first two cut
+      for (let cut = Math.max(0, at - 5); cut <= at; cut++) {
+        for (let first = Math.max(0, cut - 3); first <= cut; first++) {
+          const err = await failure(importChunks(notify(), [bytes.subarray(0, first), bytes.subarray(first, cut), bytes.subarray(cut)]));
+          assert.deepEqual(err.details, { line }, `a bad byte at ${at}, chunks cut at ${first} and ${cut}`);
+        }
+      }
+    }
+  });
+
   test('a quote that never closes stops the import at its line after what came before, even past a megabyte', async () => {
     const rest = 'x@example.com,filler\n'.repeat(60_000);
     const res = await importChunks(notify(), ['email,note\nbefore@example.com,ok\nopen@example.com,"never closed\n', rest, rest]);
@@ -182,11 +212,11 @@ forEachEngine('import: the bytes of the file', (h) => {
 forEachEngine('export: header and cells', (h) => {
   const notify = useNotify(h);
 
-  test('attribute columns come sorted after the fixed ones, never repeating one; no name is an empty cell; objects are JSON', async () => {
-    await notify().contacts.upsert({ email: 'exp@example.com', lists: ['exp'], attributes: { zeta: '1', alpha: '2', status: 'vip', obj: { a: 1 } } });
+  test('attribute columns come sorted after the fixed ones, never repeating one; no name and a null are empty cells; objects are JSON', async () => {
+    await notify().contacts.upsert({ email: 'exp@example.com', lists: ['exp'], attributes: { zeta: '1', alpha: '2', status: 'vip', obj: { a: 1 }, none: null } });
     const [header, row] = await exported(notify(), 'exp');
-    assert.deepEqual(header, ['email', 'name', 'status', 'lists', 'created_at', 'alpha', 'obj', 'zeta']);
-    assert.deepEqual([...row.slice(0, 4), ...row.slice(5)], ['exp@example.com', '', 'subscribed', 'exp', '2', '{"a":1}', '1']);
+    assert.deepEqual(header, ['email', 'name', 'status', 'lists', 'created_at', 'alpha', 'none', 'obj', 'zeta']);
+    assert.deepEqual([...row.slice(0, 4), ...row.slice(5)], ['exp@example.com', '', 'subscribed', 'exp', '2', '', '{"a":1}', '1']);
   });
 
   test('an unknown status or list is refused with its code, message and field', async () => {
