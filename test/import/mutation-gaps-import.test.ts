@@ -47,6 +47,7 @@ forEachEngine('import: columns and cells', (h) => {
     const pairs = [
       ['fname', 'lname'],
       ['FirstName', 'LastName'],
+      ['FIRSTNAME', 'LASTNAME'],
       ['Given Name', 'Surname'],
       ['given_name', 'Family Name'],
       ['firstName', 'lastName'],
@@ -126,8 +127,9 @@ forEachEngine('import: statuses and counts', (h) => {
   test('a row that says what is stored, subscribed included, counts as unchanged', async () => {
     await notify().contacts.upsert({ email: 'same@example.com', name: 'Sam', lists: ['news'] });
     await notify().contacts.upsert({ email: 'bounced@example.com', status: 'bounced' });
-    const res = await importText(notify(), 'email,name,status,lists\nsame@example.com,Sam,subscribed,news\nbounced@example.com,,subscribed,\n');
-    assert.deepEqual({ created: res.created, updated: res.updated, unchanged: res.unchanged }, { created: 0, updated: 0, unchanged: 2 });
+    await notify().contacts.upsert({ email: 'mailed@example.com', status: 'transactional' });
+    const res = await importText(notify(), 'email,name,status,lists\nsame@example.com,Sam,subscribed,news\nbounced@example.com,,subscribed,\nmailed@example.com,,transactional,\n');
+    assert.deepEqual({ created: res.created, updated: res.updated, unchanged: res.unchanged }, { created: 0, updated: 0, unchanged: 3 });
   });
 
   test('progress is reported once per written batch of 500, and once per rejected row', async () => {
@@ -158,6 +160,8 @@ forEachEngine('import: the bytes of the file', (h) => {
     await importChunks(notify(), ['\uFEFFemail,note\nbom1@example.com,a\uFEFFb\nbom2@example.com,c', '\uFEFFd\n']);
     assert.equal((await stored(notify(), 'bom1@example.com'))?.attributes.note, 'a\uFEFFb');
     assert.equal((await stored(notify(), 'bom2@example.com'))?.attributes.note, 'c\uFEFFd');
+    await importChunks(notify(), ['email,note\nbom3@example.com,e\uFEFFf\n']);
+    assert.equal((await stored(notify(), 'bom3@example.com'))?.attributes.note, 'e\uFEFFf', 'a file without one keeps the first');
   });
 
   test('a last record ended by CR alone keeps its whole last cell', async () => {
