@@ -95,6 +95,8 @@ export async function parseCsvLine(text: string): Promise<string[]> {
 export async function* decodeChunks(chunks: CsvSource, encoding: CsvEncoding = 'utf-8'): AsyncGenerator<string> {
   const decoder = new TextDecoder(encoding, { fatal: true });
   let lines = 1;
+  // the bytes of a character the last chunk cut, which the decoder holds until the next chunk
+  let held: Uint8Array = new Uint8Array(0);
   for await (const chunk of chunks) {
     if (typeof chunk === 'string') {
       yield chunk;
@@ -104,8 +106,10 @@ export async function* decodeChunks(chunks: CsvSource, encoding: CsvEncoding = '
     try {
       text = decoder.decode(chunk, { stream: true });
     } catch {
-      throw notUtf8(lines + linesBeforeBadByte(chunk));
+      throw notUtf8(lines + linesBeforeBadByte(joined(held, chunk)));
     }
+    // (a chunk of one or two bytes may continue the character held before it)
+    if (encoding === 'utf-8') held = cutCharacter(joined(held, chunk.subarray(-3)));
     for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++;
     yield text;
   }
@@ -117,7 +121,32 @@ export async function* decodeChunks(chunks: CsvSource, encoding: CsvEncoding = '
   }
 }
 
-/** Line breaks in a chunk before its first byte that is not UTF-8 (so the error names the right line). */
+function joined(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/**
+ * The last bytes when they start a UTF-8 character they do not finish (at most 3: a lead byte and its
+ * continuation bytes). Line breaks are single bytes, so these never hold one.
+ */
+function cutCharacter(bytes: Uint8Array): Uint8Array {
+  for (let i = bytes.length - 1; i >= Math.max(0, bytes.length - 3); i--) {
+    const b = bytes[i];
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte: its lead is further back
+    const size = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return bytes.length - i < size ? bytes.subarray(i) : new Uint8Array(0);
+  }
+  return new Uint8Array(0);
+}
+
+/**
+ * Line breaks before the first byte that is not UTF-8 in the bytes of a chunk, with the start of a
+ * character the chunk before it cut (so the error names the line the bad bytes are on).
+ */
 function linesBeforeBadByte(chunk: Uint8Array): number {
   const text = new TextDecoder('utf-8').decode(chunk);
   const bad = text.indexOf('\uFFFD');
