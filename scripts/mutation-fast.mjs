@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { cpus, loadavg } from 'node:os';
 import { bundle, instrument, mutatedFiles } from './mutation-fast-build.mjs';
 import { reachOf, runJobs, worker } from './mutation-fast-jobs.mjs';
+import { keptVerdictOf, keptVerdicts, reportLocation } from './mutation-fast-kept.mjs';
 import { printScores } from './mutation-scores.mjs';
 import { GROUPS, TARGETS, targetTests } from './mutation-targets.mjs';
 
@@ -33,12 +34,7 @@ for (const name of ['NOTIFY_TEST_PG_URL', 'NOTIFY_TEST_REDIS_URL', 'NOTIFY_TEST_
 function kept(name, sources) {
   const file = `reports/mutation/${name}.fast.json`;
   if (force || !existsSync(file)) return new Map();
-  const out = new Map();
-  for (const [path, f] of Object.entries(JSON.parse(readFileSync(file, 'utf8')).files)) {
-    if (sources[path] !== f.source) continue;
-    for (const m of f.mutants) if (m.status === 'Killed' || m.status === 'Timeout') out.set(`${path}:${m.id}:${m.mutatorName}:${m.replacement}`, m);
-  }
-  return out;
+  return keptVerdicts(JSON.parse(readFileSync(file, 'utf8')), sources);
 }
 
 /** A file's CPU in the dry run, less that of its tests not in `only` (all of them run when none is given). */
@@ -70,7 +66,7 @@ async function runTarget(name, work) {
   const verdicts = new Map();
   const jobs = [];
   for (const m of mutants) {
-    const prev = old.get(`${m.fileName}:${m.id}:${m.mutatorName}:${m.replacement}`);
+    const prev = keptVerdictOf(old, m);
     const { files: reached, only, hits } = reach(m.id);
     // the cheapest run first: a file's tests that reached the mutant, by their CPU in the dry run
     const covering = reached.map((f) => [f, selectionCost(dry.files[f], only[f])]).sort((a, b) => a[1] - b[1]).map(([f]) => f);
@@ -94,8 +90,6 @@ async function runTarget(name, work) {
 }
 
 // the instrumenter counts lines and columns from 0, the report schema (and Stryker's reports) from 1
-const reportLocation = ({ start, end }) => ({ start: { line: start.line + 1, column: start.column + 1 }, end: { line: end.line + 1, column: end.column + 1 } });
-
 function writeReport(name, { sources, mutants, verdicts, tests, started, load, cpuMs }) {
   const files = Object.fromEntries(Object.entries(sources).map(([path, source]) => [path, { language: 'typescript', source, mutants: [] }]));
   const count = {};
