@@ -107,6 +107,7 @@ forEachEngine('campaigns through the library: bad and odd input', (h) => {
       name: 'Spring',
       markdownFile: 'news.md',
       text: 'plain',
+      layout: false as const,
       list: 'upd',
       segment: { list: 'upd' },
       fromName: 'Ann',
@@ -118,7 +119,7 @@ forEachEngine('campaigns through the library: bad and odd input', (h) => {
     };
     const c = await notify.campaigns.create(input);
     assert.equal(c.markdown_file, 'news.md');
-    const fields = (x: typeof c) => [x.name, x.markdown_file, x.text, x.list, x.segment, x.from_name, x.from_email, x.data, x.headers, x.track_opens, x.track_clicks];
+    const fields = (x: typeof c) => [x.name, x.layout, x.markdown_file, x.text, x.list, x.segment, x.from_name, x.from_email, x.data, x.headers, x.track_opens, x.track_clicks];
     const u = await notify.campaigns.update(c.id, { subject: 'After' });
     assert.equal(u.subject, 'After');
     assert.deepEqual(fields(u), fields(c));
