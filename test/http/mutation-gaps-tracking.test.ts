@@ -184,7 +184,7 @@ test('recorder: a prune that fails is only a warning; the batch counts as writte
   await rec.close();
 });
 
-test('events: a listener that rejects is reported, one that returns nothing is not; off() stops it; has() follows', async () => {
+test('events: a listener that rejects is reported, one that returns nothing or a value is not; off() stops it; has() follows', async () => {
   const reported: [string, string][] = [];
   const events = createEvents((err, event) => reported.push([event, (err as Error).message]));
   assert.equal(events.has('notify:contact.unsubscribed'), false);
@@ -195,6 +195,8 @@ test('events: a listener that rejects is reported, one that returns nothing is n
   const offAsync = events.on('notify:contact.unsubscribed', async () => {
     throw new Error('listener broke');
   });
+  // a plain function may return anything; only a promise's rejection is a failure
+  const offValue = events.on('notify:contact.unsubscribed', (() => 42) as () => void);
   assert.equal(events.has('notify:contact.unsubscribed'), true);
   events.emit('notify:contact.unsubscribed', { n: 1 } as never);
   await new Promise((r) => setImmediate(r));
@@ -202,6 +204,7 @@ test('events: a listener that rejects is reported, one that returns nothing is n
   assert.deepEqual(reported, [['notify:contact.unsubscribed', 'listener broke']]);
   offSync();
   offAsync();
+  offValue();
   assert.equal(events.has('notify:contact.unsubscribed'), false);
   events.emit('notify:contact.unsubscribed', { n: 2 } as never);
   await new Promise((r) => setImmediate(r));
