@@ -184,7 +184,7 @@ test('recorder: a prune that fails is only a warning; the batch counts as writte
   await rec.close();
 });
 
-test('events: a listener that rejects is reported, one that returns nothing or a value is not; off() stops it; has() follows', async () => {
+test('events: a listener that throws or rejects is reported, one that returns nothing or a value is not; off() stops it; has() follows', async () => {
   const reported: [string, string][] = [];
   const events = createEvents((err, event) => reported.push([event, (err as Error).message]));
   assert.equal(events.has('notify:contact.unsubscribed'), false);
@@ -197,17 +197,24 @@ test('events: a listener that rejects is reported, one that returns nothing or a
   });
   // a plain function may return anything; only a promise's rejection is a failure
   const offValue = events.on('notify:contact.unsubscribed', (() => 42) as () => void);
+  const offThrow = events.on('notify:contact.unsubscribed', () => {
+    throw new Error('listener threw');
+  });
   assert.equal(events.has('notify:contact.unsubscribed'), true);
   events.emit('notify:contact.unsubscribed', { n: 1 } as never);
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(seen, [{ n: 1 }]);
-  assert.deepEqual(reported, [['notify:contact.unsubscribed', 'listener broke']]);
+  assert.deepEqual(reported, [
+    ['notify:contact.unsubscribed', 'listener threw'],
+    ['notify:contact.unsubscribed', 'listener broke'],
+  ]);
   offSync();
   offAsync();
   offValue();
+  offThrow();
   assert.equal(events.has('notify:contact.unsubscribed'), false);
   events.emit('notify:contact.unsubscribed', { n: 2 } as never);
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(seen, [{ n: 1 }], 'nothing after off()');
-  assert.equal(reported.length, 1);
+  assert.equal(reported.length, 2);
 });
