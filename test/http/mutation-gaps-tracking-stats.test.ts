@@ -117,5 +117,13 @@ forEachEngine('a contact timeline through the library', (h) => {
       .where('id', '=', send.id)
       .execute();
     assert.deepEqual((await timeline())[0], [5, 'send']);
+
+    // an event stored as a machine's without a reason (rows from before reasons were kept) says `machine`
+    await notify()
+      .context.store.events.insertMany([
+        { type: 'open', send_id: Number(send.id), contact_id: ann.id, campaign_id: c.id, link_index: null, is_machine: 1, machine_reason: null, created_at: T0 + minutes(9) },
+      ]);
+    const [latest] = await contactTimeline(notify().context, (await notify().contacts.get(ann.id))!);
+    assert.deepEqual(latest.kind === 'event' && [latest.type, latest.machine, latest.campaign], ['open', 'machine', { id: c.id, name: 'Instant' }]);
   });
 });
