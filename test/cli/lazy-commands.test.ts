@@ -62,6 +62,8 @@ test('a command that runs loads its own implementation and not the others\'', as
   const loaded = await sourcesLoaded(['migrate']);
   assert.ok(loaded.includes('cli/commands/migrate-run.ts'), loaded.join(', '));
   assert.ok(loaded.includes('store/index.ts'), loaded.join(', '));
+  // the schema needs the configuration and the store, not the instance with its mail, rendering and HTTP
+  assert.ok(!loaded.includes('notify.ts'), loaded.join(', '));
   assert.deepEqual(
     loaded.filter((f) => f.startsWith('cli/commands/') && f.endsWith('-run.ts') && f !== 'cli/commands/migrate-run.ts'),
     [],

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.ts';
 import { createStore } from '../../store/index.ts';
-import { configSources } from '../open.ts';
+import { configSources } from '../config-sources.ts';
 
 /** `notify migrate`: applies the migrations the database lacks and says which. */
 export async function runMigrate(cmd: Command): Promise<void> {
