@@ -18,7 +18,11 @@ import { registerWorker } from './commands/worker.ts';
 // src/cli/ and dist/cli/ both sit two folders below the package root
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-/** `notify <command>`: one file per command under cli/commands/, each adds itself to the program. */
+/**
+ * `notify <command>`: one file per command under cli/commands/, each adds itself to the program with
+ * only its name, options and help; its action imports the command's `-run.ts` file, which loads the
+ * app, when that command runs. `--version`, `--help` and a mistyped command load none of it.
+ */
 const program = new Command('notify')
   .description('Email campaigns and drip sequences with tracking, unsubscribe and suppression')
   .version(version, '-V, --version', 'print the version of notify')

@@ -5,12 +5,10 @@ import { loadConfig } from '../config.ts';
 import { NotifyError } from '../errors.ts';
 import { createLogger, type LogAudience } from '../log.ts';
 import { type CreateNotifyOptions, createNotify, type Notify } from '../notify.ts';
+import { configSources } from './config-sources.ts';
 
-/** Where the program's global --config and --env-file point (undefined: the defaults in this folder). */
-export function configSources(cmd: Command): { configFile?: string; envFile?: string } {
-  const { config, envFile } = cmd.optsWithGlobals<{ config?: string; envFile?: string }>();
-  return { configFile: config, envFile };
-}
+// in a file of its own so that `notify migrate` reads them without loading the whole app
+export { configSources };
 
 export interface OpenOptions extends CreateNotifyOptions {
   /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { round } from '../../src/cli/commands/worker.ts';
+import { round } from '../../src/cli/commands/worker-run.ts';
 import { manualClock, minutes } from '../../src/core/clock.ts';
 import { isNotifyError } from '../../src/errors.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { round, untilNext } from '../../src/cli/commands/worker.ts';
+import { round, untilNext } from '../../src/cli/commands/worker-run.ts';
 import { manualClock, minutes } from '../../src/core/clock.ts';
 import { nextWake } from '../../src/core/next-wake.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { round } from '../../src/cli/commands/worker.ts';
+import { round } from '../../src/cli/commands/worker-run.ts';
 import { createNotify, type Notify } from '../../src/notify.ts';
 import { silenceConsole } from '../campaigns/helpers.ts';
 import { forEachEngine, testOptions } from '../helpers/engines.ts';

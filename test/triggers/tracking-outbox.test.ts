@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { untilNext } from '../../src/cli/commands/worker.ts';
+import { untilNext } from '../../src/cli/commands/worker-run.ts';
 import { loadConfig } from '../../src/config.ts';
 import { LABELS_SETTLE_MS } from '../../src/store/outbox.ts';
 import { dripWorld, type DripWorld } from '../drips/helpers.ts';

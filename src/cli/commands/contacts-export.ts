@@ -1,9 +1,10 @@
-import { createWriteStream } from 'node:fs';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
-import { exportContactsCsv } from '../../core/export.ts';
-import { withNotify } from '../open.ts';
+
+export interface ContactsExportOptions {
+  list?: string;
+  status?: string;
+  out?: string;
+}
 
 export function registerContactsExport(program: Command): void {
   program
@@ -12,27 +13,5 @@ export function registerContactsExport(program: Command): void {
     .option('-l, --list <name>', 'only members of this list')
     .option('-s, --status <status>', 'only contacts with this status')
     .option('-o, --out <file>', 'write to this file instead of standard output')
-    .action(async (opts: { list?: string; status?: string; out?: string }, cmd: Command) => {
-      await withNotify(
-        cmd,
-        async (notify) => {
-          let rows = 0;
-          const lines = exportContactsCsv(notify.context, { list: opts.list, status: opts.status });
-          // the first line is awaited before the file is opened, so a bad --list or --status leaves no empty file
-          const first = await lines.next();
-          async function* counted() {
-            if (!first.done) yield first.value;
-            for await (const line of lines) {
-              rows++;
-              yield line;
-            }
-          }
-          if (opts.out) {
-            await pipeline(Readable.from(counted()), createWriteStream(opts.out));
-            console.error(`exported ${rows} contacts to ${opts.out}`);
-          } else await pipeline(Readable.from(counted()), process.stdout, { end: false });
-        },
-        { readOnly: true },
-      );
-    });
+    .action(async (opts: ContactsExportOptions, cmd: Command) => (await import('./contacts-export-run.ts')).runContactsExport(opts, cmd));
 }
