@@ -10,6 +10,8 @@ import { BIN } from '../helpers/compiled-entry.ts';
 
 const exec = promisify(execFile);
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+// the bin runs dist/ when a build is there and current (a clean clone after `npm ci`), else src/ through tsx
+const DIST = fileURLToPath(new URL('../../dist/', import.meta.url));
 
 const dir = mkdtempSync(join(tmpdir(), 'notify-lazy-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,7 +30,7 @@ export async function load(url, context, nextLoad) {
 writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`);
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^notify[._]/i.test(k)));
 
-/** The files under src/ that `notify <args>` loaded, run as a deployment runs it (bin/notify.js, the sources). */
+/** The files of notify (src/, or dist/ named as their sources) that `notify <args>` loaded, run as a deployment runs it (bin/notify.js). */
 async function sourcesLoaded(args: string[]): Promise<string[]> {
   const list = join(dir, `loaded-${args.join('_').replace(/\W/g, '-')}.txt`);
   writeFileSync(list, '');
@@ -37,10 +39,13 @@ async function sourcesLoaded(args: string[]): Promise<string[]> {
     env: { ...env, NOTIFY_TEST_LOADED: list, NOTIFY_DATABASE: `sqlite:${join(dir, 'notify.db')}` },
     timeout: 120_000,
   }).catch((e: { code: number }) => assert.ok(args[0] === 'bogus' && e.code === 1, `notify ${args.join(' ')}: ${String(e)}`));
-  return readFileSync(list, 'utf8')
-    .split('\n')
-    .filter((url) => url.startsWith(pathToFileURL(SRC).href))
-    .map((url) => relative(SRC, fileURLToPath(url)));
+  const under = (root: string) => (url: string) => url.startsWith(pathToFileURL(root).href);
+  const urls = readFileSync(list, 'utf8').split('\n');
+  return [
+    ...urls.filter(under(SRC)).map((url) => relative(SRC, fileURLToPath(url))),
+    // a built file named as its source: dist/cli/main.js is cli/main.ts
+    ...urls.filter(under(DIST)).map((url) => relative(DIST, fileURLToPath(url)).replace(/\.js$/, '.ts')),
+  ];
 }
 
 /** what a command's definition may load: commander, the error codes, the "did you mean" helper, plain types */
