@@ -49,8 +49,17 @@ export async function verifyDkim(raw: Buffer, records: Record<string, string>): 
  * for: `simple/simple` signs the header lines byte for byte, folds included.
  */
 export async function mailauthSign(raw: Buffer, o: { domainName: string; keySelector: string; privateKey: string; canonicalization: 'simple/simple' | 'relaxed/relaxed'; headerList: string[] }): Promise<Buffer> {
-  // the signer reads its keys from signatureData (lib/dkim/dkim-signer.js); its .d.ts names top-level ones it ignores
-  const options = { canonicalization: o.canonicalization, headerList: o.headerList, signatureData: [{ signingDomain: o.domainName, selector: o.keySelector, privateKey: o.privateKey }] };
+  // the signer reads its keys from signatureData (lib/dkim/dkim-signer.js); its .d.ts names top-level ones it ignores.
+  // headerList is read as a colon-separated string: an array is ignored for its default list (lib/tools.js).
+  // signTime, the clock read once: without it mailauth (4.13) rounds Date.now() once for the t= it signs
+  // and again for the t= it writes, and a half second passing in between (a loaded machine) makes its
+  // own signature fail ("bad signature"), simple and relaxed alike
+  const options = {
+    canonicalization: o.canonicalization,
+    headerList: o.headerList.join(':'),
+    signTime: new Date(),
+    signatureData: [{ signingDomain: o.domainName, selector: o.keySelector, privateKey: o.privateKey }],
+  };
   const { signatures, errors } = await dkimSign(raw, options as unknown as Parameters<typeof dkimSign>[1]);
   if (errors?.length) throw errors[0];
   return Buffer.concat([Buffer.from(signatures), raw]);
