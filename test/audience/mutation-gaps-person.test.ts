@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import type { Notify } from '../../src/notify.ts';
-import { forEachEngine, useNotify, useSinkNotify } from '../helpers/engines.ts';
+import { forEachEngine, useNotify } from '../helpers/engines.ts';
 import { call } from '../helpers/http.ts';
 
 /**
  * What person-data.test.ts and preferences.test.ts leave unread: the export's empty ids (a one-off
  * send has no campaign), membership statuses and machine events; a transactional contact's first
- * tick in the preference centre; a ticked list kept, not rejoined. And a message with many new links.
+ * tick in the preference centre; a ticked list kept, not rejoined.
  */
 
 forEachEngine('contacts.export: ids, memberships and machine events as stored', (h) => {
@@ -75,24 +75,5 @@ forEachEngine('preference centre: a first tick and a tick kept', (h) => {
     await sleep(20);
     assert.equal((await post(n, bea.unsubscribe_token, [kept.id])).status, 200);
     assert.deepEqual((await n.contacts.export(bea.id))?.lists.find((l) => l.name === 'Kept')?.joined_at, joined);
-  });
-});
-
-forEachEngine('a message with many links, all new to its campaign', (h) => {
-  const world = useSinkNotify(h);
-
-  test('each of eight links is stored once and its click redirects to it', async () => {
-    const { sink, notify } = world;
-    const targets = Array.from({ length: 8 }, (_, i) => `https://example.com/page-${i}`);
-    await notify.contacts.upsert({ email: 'reader@example.com', lists: ['links'] });
-    const c = await notify.campaigns.create({ subject: 'Links', html: targets.map((u, i) => `<a href="${u}">Link ${i}</a>`).join(' '), list: 'links' });
-    assert.equal((await notify.campaigns.send(c.id)).sent, 1);
-    await sink.waitFor(1);
-    const html = String(sink.messages[0].parsed.html);
-    const clicks = [...html.matchAll(/href="([^"]*\/notify\/click\/[^"]+)"/g)].map((m) => new URL(m[1].replace(/&amp;/g, '&')));
-    assert.equal(clicks.length, 8);
-    const landed = [];
-    for (const u of clicks) landed.push((await call(notify, `${u.pathname}${u.search}`, { redirect: 'manual' })).headers.get('location'));
-    assert.deepEqual(landed, targets);
   });
 });
