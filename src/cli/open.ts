@@ -7,9 +7,6 @@ import { createLogger, type LogAudience } from '../log.ts';
 import { type CreateNotifyOptions, createNotify, type Notify } from '../notify.ts';
 import { configSources } from './config-sources.ts';
 
-// in a file of its own so that `notify migrate` reads them without loading the whole app
-export { configSources };
-
 export interface OpenOptions extends CreateNotifyOptions {
   /**
    * The command only reads: a SQLite database that is not there is an error saying where it was

@@ -7,7 +7,7 @@ import { NotifyError } from '../../errors.ts';
 import { MESSAGE_NAME } from '../../http/admin/outbox-files.ts';
 import { createNotify, type Notify } from '../../notify.ts';
 import { type DemoSeed, seedDemo } from '../demo-data.ts';
-import { configSources } from '../open.ts';
+import { configSources } from '../config-sources.ts';
 import { linkBase, startServer } from './serve-run.ts';
 
 export interface Options {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import { NotifyError } from '../../errors.ts';
 import { createNotify, type Notify } from '../../notify.ts';
-import { configSources } from '../open.ts';
+import { configSources } from '../config-sources.ts';
 import { announceListening, parseWorkers, runPrimary } from './serve-workers.ts';
 
 export interface ServeOptions {

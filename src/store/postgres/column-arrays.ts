@@ -36,8 +36,9 @@ export const NONE_EMPTY: EmptyColumns = new Set();
 export const EMPTY_JSON = `'{}'::jsonb`;
 
 export function emptyJsonColumns(columns: readonly JsonRowColumn[], rows: readonly Record<string, unknown>[]): EmptyColumns {
+  if (rows.length === 0) return NONE_EMPTY;
   let empty: Set<string> | undefined;
-  for (const c of columns) if (c.type === 'json' && rows.length > 0 && rows.every((r) => isEmptyObject(r[c.name]))) (empty ??= new Set()).add(c.name);
+  for (const c of columns) if (c.type === 'json' && rows.every((r) => isEmptyObject(r[c.name]))) (empty ??= new Set()).add(c.name);
   return empty ?? NONE_EMPTY;
 }
 
